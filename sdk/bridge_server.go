@@ -1,0 +1,177 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// BridgeServer is what the host talks to. It is implemented by *Bridge (the
+// bridge an author builds with this package), by the host-side gRPC proxy of
+// a plugin process, and by the host's in-process bridges over Go values, so
+// that the host routes a call the same way wherever the bridge lives.
+type BridgeServer interface {
+	// Describe lists the bridge's namespaces and tools.
+	Describe(ctx context.Context) (*Description, error)
+	// Configure hands the bridge its configuration block, once, before any
+	// call. The bridge decodes and validates it; an error is reported by the
+	// host as "bridge NAME: invalid configuration: ...".
+	Configure(ctx context.Context, req *ConfigureRequest) error
+	// CallTool runs one tool. A tool that fails returns a result with IsError
+	// set (the model sees it as an exception); an error return means the call
+	// could not be made at all (the bridge is gone, the request is malformed).
+	CallTool(ctx context.Context, req *CallToolRequest) (*CallToolResult, error)
+}
+
+// Shutdowner is implemented by bridges that want to clean up before their
+// process is stopped. It is called best-effort.
+type Shutdowner interface {
+	Shutdown(ctx context.Context) error
+}
+
+// Description is the answer to Describe.
+type Description struct {
+	// Name and Version identify the bridge implementation.
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	// Description is the bridge's doc text, shown by help(ns).
+	Description string `json:"description,omitempty"`
+	// Namespaces lists nested namespaces by dotted path ("files",
+	// "files.remote") with their descriptions. A namespace that holds tools
+	// but is not listed here exists anyway, without a description.
+	Namespaces []NamespaceInfo `json:"namespaces,omitempty"`
+	// Tools lists every tool by its dotted path relative to the bridge's
+	// namespace: "greet", "files.read".
+	Tools []ToolInfo `json:"tools"`
+}
+
+// NamespaceInfo describes a nested namespace.
+type NamespaceInfo struct {
+	Path        string `json:"path"`
+	Description string `json:"description,omitempty"`
+}
+
+// ToolInfo describes one tool.
+type ToolInfo struct {
+	// Name is the tool's dotted path within the bridge. It may contain
+	// characters that are not valid in a Python identifier; the sandbox
+	// exposes those with "_" in their place.
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// InputSchema is the JSON Schema of the arguments: an object schema whose
+	// properties are the parameters.
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// OutputSchema is the JSON Schema of the result, if known.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	// Params lists the parameter names in declaration order; positional
+	// arguments from Python map onto them in this order.
+	Params []string `json:"params,omitempty"`
+}
+
+// ConfigureRequest carries a bridge's configuration.
+type ConfigureRequest struct {
+	// Config is the bridge's `config` block from the host's configuration
+	// file, as JSON. It is "{}" when the block is absent.
+	Config json.RawMessage
+	// Host, when the host offers it, lets the bridge call back into the host
+	// (see HostClient). It is nil for bridges tested in isolation.
+	Host HostClient
+}
+
+// HostClient is the host's side of callbacks from a bridge.
+type HostClient interface {
+	// CallTool calls a tool of any namespace configured in the host, by its
+	// full dotted path ("otherbridge.tool"), with JSON arguments.
+	CallTool(ctx context.Context, path string, arguments json.RawMessage) (*CallToolResult, error)
+}
+
+// CallToolRequest is one call of a tool.
+//
+// On the host side, the caller fills Name, Arguments and TaskID, and may set
+// Events to receive the call's log lines and progress and Inbox to send
+// messages into the running call. A tool reads them through the methods
+// Log, Progress and Messages, which work the same whether the bridge runs in
+// the host's process or in a plugin.
+type CallToolRequest struct {
+	// Name is the tool's dotted path within the bridge.
+	Name string
+	// Arguments is a JSON object of named arguments ("{}" for none).
+	Arguments json.RawMessage
+	// TaskID is set when the call runs as a background task (ns.tool.task()).
+	TaskID string
+
+	// Events receives what the tool reports while it runs. May be nil.
+	Events EventSink
+	// Inbox delivers messages sent into the running call (task.send()), in
+	// order. May be nil. The host closes it when the call ends.
+	Inbox <-chan json.RawMessage
+}
+
+// EventSink receives the log lines and progress of a running call.
+type EventSink interface {
+	Log(line string)
+	Progress(progress, total float64, message string)
+}
+
+// Log appends a line to the call's log (a task's log, shown by task.tail()).
+// It is a no-op when nobody listens.
+func (r *CallToolRequest) Log(line string) {
+	if r != nil && r.Events != nil {
+		r.Events.Log(line)
+	}
+}
+
+// Progress reports progress of the call; total is 0 when unknown.
+func (r *CallToolRequest) Progress(progress, total float64, message string) {
+	if r != nil && r.Events != nil {
+		r.Events.Progress(progress, total, message)
+	}
+}
+
+// Messages returns the channel of messages sent into the running call, in
+// the order they were sent. It returns nil (a channel that never delivers)
+// when the call accepts none.
+func (r *CallToolRequest) Messages() <-chan json.RawMessage {
+	if r == nil {
+		return nil
+	}
+	return r.Inbox
+}
+
+// CallToolResult is the outcome of a call.
+type CallToolResult struct {
+	// Content is the result as JSON ("null" for none).
+	Content json.RawMessage
+	// IsError reports that the tool failed; Error says how.
+	IsError bool
+	Error   *ToolError
+}
+
+// ToolError is a tool's failure, typed so that the sandbox can raise the
+// matching Python exception.
+type ToolError struct {
+	Code    ErrorCode `json:"code"`
+	Message string    `json:"message"`
+}
+
+func (e *ToolError) Error() string { return e.Message }
+
+// ErrorCode classifies a tool failure.
+type ErrorCode string
+
+// The codes and the Python exceptions they become in the sandbox.
+const (
+	CodeInternal        ErrorCode = "internal"         // RuntimeError
+	CodeInvalidArgument ErrorCode = "invalid_argument" // ValueError
+	CodePermission      ErrorCode = "permission"       // PermissionError
+	CodeTimeout         ErrorCode = "timeout"          // TimeoutError
+	CodeNotFound        ErrorCode = "not_found"        // AttributeError (unknown tool)
+	CodeCancelled       ErrorCode = "cancelled"        // asyncio.CancelledError
+	CodeUnavailable     ErrorCode = "unavailable"      // ConnectionError (bridge down)
+)
+
+// Errorf returns a *ToolError with the given code; a tool handler returns it
+// to fail with that code. Any other error from a handler is CodeInternal.
+func Errorf(code ErrorCode, format string, args ...any) error {
+	return &ToolError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
