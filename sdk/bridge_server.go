@@ -103,7 +103,8 @@ type CallToolRequest struct {
 	// Events receives what the tool reports while it runs. May be nil.
 	Events EventSink
 	// Inbox delivers messages sent into the running call (task.send()), in
-	// order. May be nil. The host closes it when the call ends.
+	// order. May be nil. It is never closed: stop reading when the call's
+	// context is done.
 	Inbox <-chan json.RawMessage
 }
 

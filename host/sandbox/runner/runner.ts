@@ -115,12 +115,16 @@ function sleep(ms: number): Promise<void> {
 function rejectWaits(): number {
   const err = new Error(INTERRUPTED);
   let n = pendingSleeps.size;
+  const ids: number[] = [];
   for (const [id, p] of pendingHost) {
     if (!p.sync) continue;
     pendingHost.delete(id);
     p.reject(err);
-    n++;
+    ids.push(id);
   }
+  // The host may stop serving them.
+  if (ids.length > 0) send({ method: "cancel", params: { ids } });
+  n += ids.length;
   for (const s of pendingSleeps) {
     clearTimeout(s.timer);
     s.reject(err);

@@ -1,0 +1,85 @@
+package sandbox
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// The runner (TypeScript) and the Python bootstrap live in the binary.
+//
+//go:embed runner/runner.ts runner/io_worker.ts runner/bootstrap.py
+var runnerFS embed.FS
+
+// runnerFiles are written to the runner directory; deps.ts is generated.
+var runnerFiles = []string{"runner.ts", "io_worker.ts", "bootstrap.py"}
+
+// runnerHash identifies the embedded runner sources. The snapshot holds the
+// bootstrap's definitions, so it is keyed by this hash too.
+var runnerHash = func() string {
+	h := sha256.New()
+	names := append([]string(nil), runnerFiles...)
+	sort.Strings(names)
+	for _, n := range names {
+		b, err := runnerFS.ReadFile("runner/" + n)
+		if err != nil {
+			panic(err) // embedded at build time
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", n, len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}()
+
+// installRunner writes the runner into cacheDir, once per runner version and
+// runtime, and returns its directory. deps.ts imports Pyodide by absolute
+// path, statically, so the sandbox needs no read permission on the module
+// files themselves.
+func installRunner(cacheDir string, rt *Runtime) (string, error) {
+	deps := fmt.Sprintf("export { loadPyodide } from %q;\nexport { default as createPyodideModule } from %q;\n",
+		fileURL(filepath.Join(rt.Pyodide, "pyodide.mjs")), fileURL(filepath.Join(rt.Pyodide, "pyodide.asm.mjs")))
+	sum := sha256.Sum256([]byte(runnerHash + "\x00" + deps))
+	dir := filepath.Join(cacheDir, "runner-"+hex.EncodeToString(sum[:8]))
+	if _, err := os.Stat(filepath.Join(dir, "deps.ts")); err == nil {
+		return dir, nil
+	}
+	if err := os.MkdirAll(cacheDir, 0o700); err != nil {
+		return "", fmt.Errorf("creating cache directory: %w", err)
+	}
+	tmp, err := os.MkdirTemp(cacheDir, ".runner-*")
+	if err != nil {
+		return "", fmt.Errorf("installing runner: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	for _, n := range runnerFiles {
+		b, _ := fs.ReadFile(runnerFS, "runner/"+n)
+		if err := os.WriteFile(filepath.Join(tmp, n), b, 0o600); err != nil {
+			return "", fmt.Errorf("installing runner: %w", err)
+		}
+	}
+	// deps.ts last: its presence marks a complete directory.
+	if err := os.WriteFile(filepath.Join(tmp, "deps.ts"), []byte(deps), 0o600); err != nil {
+		return "", fmt.Errorf("installing runner: %w", err)
+	}
+	if err := os.Chmod(tmp, 0o700); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		// Another process won the race; its copy is identical.
+		if _, statErr := os.Stat(filepath.Join(dir, "deps.ts")); statErr == nil {
+			return dir, nil
+		}
+		return "", fmt.Errorf("installing runner: %w", err)
+	}
+	return dir, nil
+}
+
+func fileURL(path string) string {
+	return "file://" + strings.ReplaceAll(filepath.ToSlash(path), " ", "%20")
+}

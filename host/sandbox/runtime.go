@@ -1,0 +1,97 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// RuntimeEnv names the environment variable that points at the runtime
+// directory when none is configured.
+const RuntimeEnv = "PARSELBOX_RUNTIME"
+
+// Runtime is the pinned sandbox runtime installed by `make runtime`: the Deno
+// binary and Pyodide, from the npm registry.
+type Runtime struct {
+	// Dir is the runtime directory (the one holding package.json).
+	Dir string
+	// Deno is the path of the deno binary.
+	Deno string
+	// Pyodide is the directory of the pyodide package.
+	Pyodide string
+	// PyodideVersion is the version from Pyodide's package.json.
+	PyodideVersion string
+}
+
+// FindRuntime locates the runtime: dir if given, else $PARSELBOX_RUNTIME,
+// else a "runtime" directory next to the executable or one level above it
+// (bin/parselbox in a checkout finds ./runtime). The error says what to run
+// when nothing is found.
+func FindRuntime(dir string) (*Runtime, error) {
+	var candidates []string
+	switch {
+	case dir != "":
+		candidates = []string{dir}
+	case os.Getenv(RuntimeEnv) != "":
+		candidates = []string{os.Getenv(RuntimeEnv)}
+	default:
+		if exe, err := os.Executable(); err == nil {
+			if real, err := filepath.EvalSymlinks(exe); err == nil {
+				exe = real
+			}
+			d := filepath.Dir(exe)
+			candidates = []string{filepath.Join(d, "runtime"), filepath.Join(d, "..", "runtime")}
+		}
+	}
+	var errs []error
+	for _, c := range candidates {
+		rt, err := loadRuntime(c)
+		if err == nil {
+			return rt, nil
+		}
+		errs = append(errs, err)
+	}
+	if len(candidates) == 0 {
+		errs = append(errs, errors.New("no runtime directory given"))
+	}
+	return nil, fmt.Errorf("%w: %w (run `make runtime` in the parselbox checkout, "+
+		"then pass --runtime-dir or set %s to its runtime/ directory)", ErrNoRuntime, errors.Join(errs...), RuntimeEnv)
+}
+
+func loadRuntime(dir string) (*Runtime, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	rt := &Runtime{
+		Dir:     abs,
+		Deno:    filepath.Join(abs, "node_modules", "@deno", "linux-x64-glibc", "deno"),
+		Pyodide: filepath.Join(abs, "node_modules", "pyodide"),
+	}
+	if fi, err := os.Stat(rt.Deno); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return nil, fmt.Errorf("%s: no executable deno at %s", dir, rt.Deno)
+	}
+	pkg, err := os.ReadFile(filepath.Join(rt.Pyodide, "package.json"))
+	if err != nil {
+		return nil, fmt.Errorf("%s: pyodide not installed: %w", dir, err)
+	}
+	var meta struct {
+		Version string `json:"version"`
+	}
+	if err := json.Unmarshal(pkg, &meta); err != nil || meta.Version == "" {
+		return nil, fmt.Errorf("%s: cannot read the pyodide version from its package.json", dir)
+	}
+	rt.PyodideVersion = meta.Version
+	for _, f := range pyodideFiles {
+		if _, err := os.Stat(filepath.Join(rt.Pyodide, f)); err != nil {
+			return nil, fmt.Errorf("%s: incomplete pyodide: %w", dir, err)
+		}
+	}
+	return rt, nil
+}
+
+// pyodideFiles are the data files Pyodide reads at run time; the sandbox may
+// read these and nothing else of the runtime (modules are imported statically).
+var pyodideFiles = []string{"pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"}

@@ -1,0 +1,303 @@
+package sandbox_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/parselbox/parselbox/host/sandbox"
+	"github.com/parselbox/parselbox/internal/testenv"
+)
+
+// start boots a sandbox for t with the shared cache; opts may adjust options.
+func start(t *testing.T, opts sandbox.Options) *sandbox.Sandbox {
+	t.Helper()
+	opts.Runtime = testenv.Runtime(t)
+	if opts.CacheDir == "" {
+		opts.CacheDir = testenv.CacheDir(t)
+	}
+	if opts.Workspace == "" {
+		opts.Workspace = t.TempDir()
+	}
+	if opts.Logger == nil {
+		opts.Logger = testenv.Logger(t)
+	}
+	sb, err := sandbox.Start(t.Context(), opts)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	return sb
+}
+
+// run executes code and fails the test on a host error.
+func run(t *testing.T, sb *sandbox.Sandbox, code string) *sandbox.Result {
+	t.Helper()
+	return runTimeout(t, sb, code, time.Minute)
+}
+
+func runTimeout(t *testing.T, sb *sandbox.Sandbox, code string, timeout time.Duration) *sandbox.Result {
+	t.Helper()
+	r, err := sb.Exec(t.Context(), code, timeout)
+	if err != nil {
+		t.Fatalf("Exec(%q): %v", code, err)
+	}
+	return r
+}
+
+// output decodes a successful result's output.
+func output(t *testing.T, r *sandbox.Result) any {
+	t.Helper()
+	if r.Error != nil {
+		t.Fatalf("unexpected error: %s: %s\n%s", r.Error.Type, r.Error.Message, r.Error.Traceback)
+	}
+	var v any
+	if err := json.Unmarshal(r.Output, &v); err != nil {
+		t.Fatalf("output %q: %v", r.Output, err)
+	}
+	return v
+}
+
+func wantError(t *testing.T, r *sandbox.Result, typ, contains string) {
+	t.Helper()
+	if r.Error == nil {
+		t.Fatalf("want %s, got output %s", typ, r.Output)
+	}
+	if r.Error.Type != typ || !strings.Contains(r.Error.Message, contains) {
+		t.Fatalf("want %s containing %q, got %s: %s", typ, contains, r.Error.Type, r.Error.Message)
+	}
+}
+
+func TestExecResult(t *testing.T) {
+	t.Parallel()
+	sb := start(t, sandbox.Options{})
+	tests := []struct {
+		name, code string
+		want       any
+	}{
+		{"last expression", "x = 10 + 32\nx", 42.0},
+		{"no expression", "y = 1", nil},
+		{"trailing semicolon", "1;", nil},
+		{"string", "'héllo'", "héllo"},
+		{"nested", "{'a': [1, 2.5, None, True], 3: (4, 5)}", map[string]any{"a": []any{1.0, 2.5, nil, true}, "3": []any{4.0, 5.0}}},
+		{"nan and inf", "[float('nan'), float('inf')]", []any{nil, nil}},
+		{"bytes", "b'ab'", map[string]any{"__b64__": "YWI="}},
+		{"date", "import datetime; datetime.date(2023, 10, 27)", "2023-10-27"},
+		{"set", "sorted({3, 1, 2})", []any{1.0, 2.0, 3.0}},
+		{"not serializable", "class C:\n    def __repr__(self): return 'C()'\nC()", map[string]any{"type": "not_serializable", "repr": "C()"}},
+		{"circular", "a = [1]; a.append(a); a", []any{1.0, map[string]any{"type": "circular_reference", "repr": "[1, [...]]"}}},
+		{"shared is not circular", "s = [1]; [s, s]", []any{[]any{1.0}, []any{1.0}}},
+		{"__json__", "class T:\n    def __json__(self): return {'ok': 1}\nT()", map[string]any{"ok": 1.0}},
+		{"shadowed builtins", "str = None; repr = None; isinstance = None; [1, 'a']", []any{1.0, "a"}},
+		{"top-level await", "import asyncio\nawait asyncio.sleep(0.01)\n'slept'", "slept"},
+	}
+	for _, tt := range tests {
+		// Sequential: they share one interpreter.
+		r := run(t, sb, tt.code)
+		if diff := cmp.Diff(tt.want, output(t, r)); diff != "" {
+			t.Errorf("%s: output (-want +got):\n%s", tt.name, diff)
+		}
+	}
+	// shadowed builtins above must not leak into later executions' results
+	run(t, sb, "del str, repr, isinstance")
+}
+
+func TestExecStateAndStreams(t *testing.T) {
+	t.Parallel()
+	sb := start(t, sandbox.Options{})
+	run(t, sb, "counter = 1")
+	if got := output(t, run(t, sb, "counter += 1\ncounter")); got != 2.0 {
+		t.Errorf("state not kept: counter = %v", got)
+	}
+	r := run(t, sb, "print('hello'); import sys; print('oops', file=sys.stderr); print('no newline', end='')")
+	if r.Stdout != "hello\nno newline" || r.Stderr != "oops\n" {
+		t.Errorf("stdout %q, stderr %q", r.Stdout, r.Stderr)
+	}
+	if r := run(t, sb, "1"); r.Stdout != "" {
+		t.Errorf("stdout of a previous execution leaked: %q", r.Stdout)
+	}
+	// A module written by the agent is importable from the workspace.
+	run(t, sb, "open('helpers.py', 'w').write('def double(x):\\n    return 2 * x\\n')")
+	if got := output(t, run(t, sb, "from helpers import double\ndouble(21)")); got != 42.0 {
+		t.Errorf("workspace module: %v", got)
+	}
+}
+
+func TestExecErrors(t *testing.T) {
+	t.Parallel()
+	sb := start(t, sandbox.Options{})
+	r := run(t, sb, "def f():\n    raise ValueError('bad value')\nf()")
+	wantError(t, r, "ValueError", "bad value")
+	tb := r.Error.Traceback
+	for _, want := range []string{`File "scratchpad.py", line 3`, `File "scratchpad.py", line 2, in f`, "raise ValueError('bad value')", "ValueError: bad value"} {
+		if !strings.Contains(tb, want) {
+			t.Errorf("traceback lacks %q:\n%s", want, tb)
+		}
+	}
+	for _, internal := range []string{"_pyodide", "<parselbox>", "webloop"} {
+		if strings.Contains(tb, internal) {
+			t.Errorf("traceback shows runtime frames (%s):\n%s", internal, tb)
+		}
+	}
+	wantError(t, run(t, sb, "1/0"), "ZeroDivisionError", "division by zero")
+	r = run(t, sb, "def (:")
+	wantError(t, r, "SyntaxError", "")
+	wantError(t, run(t, sb, "undefined_name"), "NameError", "undefined_name")
+	// The interpreter is fine afterwards.
+	if got := output(t, run(t, sb, "'alive'")); got != "alive" {
+		t.Errorf("after errors: %v", got)
+	}
+}
+
+func TestFilesReported(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	sb := start(t, sandbox.Options{Workspace: ws})
+	r := run(t, sb, `
+import os
+open('a.txt', 'w').write('A')
+os.makedirs('sub/dir', exist_ok=True)
+open('sub/dir/b.bin', 'wb').write(b'B')
+open('gone.txt', 'w').write('x'); os.remove('gone.txt')
+open('moved.txt', 'w').write('m'); os.rename('moved.txt', 'renamed.txt')
+os.makedirs('.parselbox/tasks', exist_ok=True); open('.parselbox/tasks/t.log', 'w').write('log')
+open('/tmp/scratch.txt', 'w').write('not a workspace file')
+`)
+	if r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	want := []string{"/workspace/a.txt", "/workspace/sub/dir/b.bin", "/workspace/renamed.txt"}
+	if diff := cmp.Diff(want, r.Files); diff != "" {
+		t.Errorf("files (-want +got):\n%s", diff)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "sub", "dir", "b.bin")); err != nil || string(b) != "B" {
+		t.Errorf("file on disk: %q, %v", b, err)
+	}
+	// Modifying an existing file reports it again; reading does not.
+	r = run(t, sb, "open('a.txt', 'a').write('more'); open('renamed.txt').read()")
+	if diff := cmp.Diff([]string{"/workspace/a.txt"}, r.Files); diff != "" {
+		t.Errorf("files after append (-want +got):\n%s", diff)
+	}
+}
+
+func TestTimeoutKeepsState(t *testing.T) {
+	t.Parallel()
+	sb := start(t, sandbox.Options{})
+	run(t, sb, "kept = 'yes'")
+	for _, tc := range []struct{ name, code string }{
+		{"cpu loop", "n = 0\nwhile True: n += 1"},
+		{"time.sleep", "import time; time.sleep(60)"},
+		{"asyncio.sleep", "import asyncio\nawait asyncio.sleep(60)"},
+	} {
+		began := time.Now()
+		r := runTimeout(t, sb, tc.code, time.Second)
+		wantError(t, r, "KeyboardInterrupt", "timed out after 1s")
+		if d := time.Since(began); d > 4*time.Second {
+			// Not a performance assertion: the grace period is 5 s, and a
+			// slower return means the soft interrupt failed.
+			t.Errorf("%s: took %v, so the soft interrupt did not work", tc.name, d)
+		}
+		if got := output(t, run(t, sb, "kept")); got != "yes" {
+			t.Errorf("%s: state lost: %v", tc.name, got)
+		}
+	}
+	if sb.Ready().Snapshot != true {
+		t.Errorf("not booted from the snapshot")
+	}
+}
+
+// The interrupt is a real KeyboardInterrupt raised where the code waits: a
+// handler sees it, and code that handles it finishes normally.
+func TestKeyboardInterruptCatchable(t *testing.T) {
+	t.Parallel()
+	sb := start(t, sandbox.Options{})
+	r := runTimeout(t, sb, "import time\ntry:\n    time.sleep(30)\n    caught = False\nexcept KeyboardInterrupt:\n    caught = True\ncaught", time.Second)
+	if got := output(t, r); got != true {
+		t.Errorf("KeyboardInterrupt did not reach the user's handler: caught = %v", got)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestHardTimeoutRestarts(t *testing.T) {
+	t.Parallel()
+	sb := start(t, sandbox.Options{Grace: time.Second})
+	run(t, sb, "kept = 1")
+	pid := sb.PID()
+	// Swallowing every KeyboardInterrupt defeats the soft interrupt.
+	r := runTimeout(t, sb, "import time\nwhile True:\n    try:\n        time.sleep(0.05)\n        while True: pass\n    except BaseException:\n        pass", time.Second)
+	wantError(t, r, sandbox.ErrorTypeTimeout, "all state was lost")
+	if got := output(t, run(t, sb, "'works'")); got != "works" {
+		t.Errorf("after restart: %v", got)
+	}
+	if sb.PID() == pid {
+		t.Errorf("process was not replaced")
+	}
+	wantError(t, run(t, sb, "kept"), "NameError", "kept")
+}
+
+func TestCrashRecovery(t *testing.T) {
+	t.Parallel()
+	sb := start(t, sandbox.Options{})
+	run(t, sb, "kept = 1")
+	victim := sb.PID()
+	time.AfterFunc(300*time.Millisecond, func() { _ = syscall.Kill(victim, syscall.SIGKILL) })
+	r := run(t, sb, "import time; time.sleep(30)")
+	wantError(t, r, sandbox.ErrorTypeCrash, "killed")
+	if !strings.Contains(r.Error.Message, "state was lost") {
+		t.Errorf("crash message does not say state was lost: %s", r.Error.Message)
+	}
+	if got := output(t, run(t, sb, "1 + 1")); got != 2.0 {
+		t.Errorf("after crash: %v", got)
+	}
+	// A crash between executions is noticed too, and the sandbox restarted
+	// without waiting for the next execution.
+	pid := sb.PID()
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	waitFor(t, "a restart", func() bool { p := sb.PID(); return p != 0 && p != pid })
+	if got := output(t, run(t, sb, "'next'")); got != "next" {
+		t.Errorf("after idle crash: %v", got)
+	}
+}
+
+func TestInterruptByContext(t *testing.T) {
+	t.Parallel()
+	sb := start(t, sandbox.Options{})
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(500*time.Millisecond, cancel)
+	r, err := sb.Exec(ctx, "while True: pass", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, r, "KeyboardInterrupt", "interrupted")
+	if got := output(t, run(t, sb, "'after'")); got != "after" {
+		t.Errorf("after interrupt: %v", got)
+	}
+}
+
+func TestInfo(t *testing.T) {
+	t.Parallel()
+	sb := start(t, sandbox.Options{})
+	info, err := sb.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Pyodide != "314.0.7" || !strings.HasPrefix(info.Python, "3.") || info.WasmMemoryBytes <= 0 || info.RSSMB <= 0 {
+		t.Errorf("info: %+v", info)
+	}
+}
