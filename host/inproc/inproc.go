@@ -1,0 +1,623 @@
+package inproc
+
+import (
+	"bytes"
+	"context"
+	"encoding"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/parselbox/parselbox/sdk"
+)
+
+// MaxDepth is how many levels of namespaces New finds below the root: tool
+// paths have at most MaxDepth+1 segments. Deeper fields are not crawled.
+const MaxDepth = 5
+
+// Func is a function together with what Go cannot find out at run time: the
+// names of its parameters and a description. New accepts a Func wherever it
+// accepts a func, and an exported field of type Func or *Func is a tool.
+type Func struct {
+	// Fn is the function; its shape is that of a method (see the package
+	// documentation).
+	Fn any
+	// Params names Fn's parameters after the optional context.Context and
+	// *sdk.CallToolRequest, in order. Nil means arg0, arg1, … or, for a lone
+	// struct parameter, that struct's fields.
+	Params []string
+	// Description is the tool's doc text.
+	Description string
+}
+
+// Documented is implemented by values that describe their tools. ToolDocs
+// maps a method's name (Go's "GetWeather" or the tool's "get_weather"), or
+// the name of a field that is a Func or a namespace, to its description; the
+// key "" describes the namespace itself. A key that names no tool is an
+// error from New.
+type Documented interface {
+	ToolDocs() map[string]string
+}
+
+// ParamNamer is implemented by values that name the parameters of their
+// methods, which Go does not keep. ParamNames maps a method's name (Go's or
+// the tool's), or the name of a Func field, to the names of its parameters
+// after the optional context.Context and *sdk.CallToolRequest, in order.
+// Naming the lone struct parameter of a method makes that struct one
+// parameter of that name instead of a parameter object.
+type ParamNamer interface {
+	ParamNames() map[string][]string
+}
+
+// bridge is the sdk.BridgeServer over a Go value. It does not change after
+// New, so calls need no locking.
+type bridge struct {
+	name        string
+	description string
+	namespaces  []sdk.NamespaceInfo // sorted by path
+	tools       map[string]*tool
+	sorted      []*tool // sorted by name
+	shutdown    sdk.Shutdowner
+}
+
+// New returns a bridge whose tools are the exported methods of v, named in
+// snake_case, and the tools of its namespace fields, recursively; or, when v
+// is a func or a Func, a bridge with a single tool named "" (the namespace
+// itself is callable). A v that already is an sdk.BridgeServer is returned
+// as it is. See the package documentation for the rules.
+func New(name string, v any) (sdk.BridgeServer, error) {
+	if bs, ok := v.(sdk.BridgeServer); ok {
+		return bs, nil
+	}
+	if name == "" {
+		return nil, errors.New("inproc: empty namespace name")
+	}
+	b := &bridge{name: name, tools: make(map[string]*tool)}
+	if err := b.build(v); err != nil {
+		return nil, fmt.Errorf("inproc: namespace %q: %w", name, err)
+	}
+	b.sorted = slices.SortedFunc(maps.Values(b.tools), func(x, y *tool) int {
+		return strings.Compare(x.name, y.name)
+	})
+	slices.SortFunc(b.namespaces, func(x, y sdk.NamespaceInfo) int {
+		return strings.Compare(x.Path, y.Path)
+	})
+	return b, nil
+}
+
+func (b *bridge) build(v any) error {
+	rv := reflect.ValueOf(v)
+	switch f := v.(type) {
+	case nil:
+		return errors.New("nil value")
+	case *Func:
+		if f == nil {
+			return errors.New("nil *Func")
+		}
+		return b.addFunc(*f)
+	case Func:
+		return b.addFunc(f)
+	}
+	switch rv.Kind() {
+	case reflect.Func:
+		return b.addFunc(Func{Fn: v})
+	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice, reflect.Chan:
+		if rv.IsNil() {
+			return fmt.Errorf("nil %T", v)
+		}
+	}
+	if sd, ok := v.(sdk.Shutdowner); ok {
+		b.shutdown = sd
+	}
+	c := &crawler{b: b, onPath: make(map[pathKey]bool)}
+	if rv.Kind() == reflect.Pointer {
+		c.onPath[pathKey{rv.Pointer(), rv.Type()}] = true
+	}
+	n, doc, err := c.crawl(rv, "", 0)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return noTools(rv, c.rootSkipped)
+	}
+	b.description = doc
+	return nil
+}
+
+// addFunc makes f the bridge's only tool, named "".
+func (b *bridge) addFunc(f Func) error {
+	t, err := funcTool(f, nil)
+	if err != nil {
+		return err
+	}
+	t.description = f.Description
+	b.tools[""] = t
+	return nil
+}
+
+// funcTool builds the tool for f.Fn, named by f.Params or else by names.
+func funcTool(f Func, names []string) (*tool, error) {
+	fn := reflect.ValueOf(f.Fn)
+	if fn.Kind() != reflect.Func || fn.IsNil() {
+		return nil, fmt.Errorf("Func.Fn is %T, not a func", f.Fn)
+	}
+	if f.Params != nil {
+		names = f.Params
+	}
+	return newTool(fn, names)
+}
+
+// noTools explains why v has no tools.
+func noTools(v reflect.Value, skipped map[string]error) error {
+	msg := fmt.Sprintf("%s has no methods usable as tools", v.Type())
+	if v.Kind() != reflect.Pointer && reflect.PointerTo(v.Type()).NumMethod() > v.NumMethod() {
+		msg += fmt.Sprintf(" (methods with pointer receivers need a pointer: pass a *%s)", v.Type())
+	}
+	for _, name := range slices.Sorted(maps.Keys(skipped)) {
+		msg += fmt.Sprintf("; method %s: %v", name, skipped[name])
+	}
+	return errors.New(msg)
+}
+
+// Describe lists the tools and namespaces, sorted by name.
+func (b *bridge) Describe(context.Context) (*sdk.Description, error) {
+	d := &sdk.Description{
+		Name:        b.name,
+		Description: b.description,
+		Namespaces:  slices.Clone(b.namespaces),
+		Tools:       make([]sdk.ToolInfo, 0, len(b.sorted)),
+	}
+	for _, t := range b.sorted {
+		var params []string
+		if len(t.params) > 0 {
+			params = t.paramNames()
+		}
+		d.Tools = append(d.Tools, sdk.ToolInfo{
+			Name:         t.name,
+			Description:  t.description,
+			InputSchema:  bytes.Clone(t.inputSchema),
+			OutputSchema: bytes.Clone(t.outputSchema),
+			Params:       params,
+		})
+	}
+	return d, nil
+}
+
+// Configure does nothing: a Go value is configured by the Go code that
+// built it.
+func (b *bridge) Configure(context.Context, *sdk.ConfigureRequest) error { return nil }
+
+// CallTool calls the tool req.Name with req.Arguments. The context passed to
+// a method carries req (see Request).
+func (b *bridge) CallTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	if req == nil {
+		return nil, errors.New("inproc: nil request")
+	}
+	t, ok := b.tools[req.Name]
+	if !ok {
+		return errorResult(sdk.CodeNotFound, b.notFound(req.Name)), nil
+	}
+	args, err := parseArguments(req.Arguments)
+	if err != nil {
+		return nil, fmt.Errorf("inproc: tool %q: %w", b.path(req.Name), err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fromError(err), nil
+	}
+	return t.call(ctx, req, args), nil
+}
+
+// Shutdown calls the Shutdown method of the value given to New, if it has
+// one.
+func (b *bridge) Shutdown(ctx context.Context) error {
+	if b.shutdown == nil {
+		return nil
+	}
+	return b.shutdown.Shutdown(ctx)
+}
+
+// path is the full dotted path of the tool named name.
+func (b *bridge) path(name string) string {
+	if name == "" {
+		return b.name
+	}
+	return b.name + "." + name
+}
+
+// notFound says that there is no tool name and, when name is spelled with
+// Go's names, what it is called.
+func (b *bridge) notFound(name string) string {
+	msg := fmt.Sprintf("tool %q not found", b.path(name))
+	segs := strings.Split(name, ".")
+	for i, s := range segs {
+		segs[i] = toolName(s)
+	}
+	if alt := strings.Join(segs, "."); alt != name {
+		if _, ok := b.tools[alt]; ok {
+			msg += fmt.Sprintf(" (did you mean %q?)", b.path(alt))
+		}
+	}
+	return msg
+}
+
+// parseArguments decodes a call's arguments, a JSON object (or nothing).
+func parseArguments(raw json.RawMessage) (map[string]json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	var args map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return nil, fmt.Errorf("arguments are not a JSON object: %w", err)
+	}
+	return args, nil
+}
+
+// crawler finds the tools of a value and of its namespace fields.
+type crawler struct {
+	b           *bridge
+	onPath      map[pathKey]bool // pointers being crawled, against cycles
+	rootSkipped map[string]error // why root methods are not tools
+}
+
+type pathKey struct {
+	ptr uintptr
+	typ reflect.Type
+}
+
+// level is what one namespace's value says about its own tools.
+type level struct {
+	docs  map[string]string
+	names map[string][]string
+	used  map[string]bool   // keys of docs and names that matched
+	taken map[string]string // tool or namespace name -> Go name
+}
+
+// crawl adds the tools of v, the namespace at path ("" for the root), and
+// returns how many it found and the namespace's doc.
+func (c *crawler) crawl(v reflect.Value, path string, depth int) (int, string, error) {
+	lv := &level{used: make(map[string]bool), taken: make(map[string]string)}
+	if d, ok := v.Interface().(Documented); ok {
+		lv.docs = d.ToolDocs()
+	}
+	if p, ok := v.Interface().(ParamNamer); ok {
+		lv.names = p.ParamNames()
+	}
+	n := 0
+	skipped := make(map[string]error)
+	if depth == 0 {
+		c.rootSkipped = skipped
+	}
+
+	vt := v.Type()
+	for i := range vt.NumMethod() {
+		m := vt.Method(i)
+		fn := v.Method(i)
+		if skip, err := protocolMethod(m.Name, fn.Type()); err != nil {
+			return 0, "", err
+		} else if skip {
+			continue
+		}
+		if depth == 0 && m.Name == "Shutdown" && fn.Type() == shutdownType {
+			continue // sdk.Shutdowner: called by the host, not a tool
+		}
+		tn := toolName(m.Name)
+		names, err := lv.paramNames(m.Name, tn)
+		if err != nil {
+			return 0, "", err
+		}
+		t, err := newTool(fn, names)
+		if err != nil {
+			if lv.mentions(m.Name, tn) {
+				return 0, "", fmt.Errorf("method %s: %w", m.Name, err)
+			}
+			skipped[m.Name] = err
+			continue
+		}
+		if err := c.add(lv, t, path, tn, m.Name); err != nil {
+			return 0, "", err
+		}
+		n++
+	}
+
+	sv := v
+	if sv.Kind() == reflect.Pointer {
+		sv = sv.Elem()
+	}
+	if sv.Kind() == reflect.Struct {
+		k, err := c.fields(lv, sv, path, depth)
+		if err != nil {
+			return 0, "", err
+		}
+		n += k
+	}
+
+	for _, key := range slices.Sorted(maps.Keys(lv.docs)) {
+		if key != "" && !lv.used[key] {
+			return 0, "", fmt.Errorf("ToolDocs: %q is not a tool or namespace of %s", key, vt)
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(lv.names)) {
+		if !lv.used[key] {
+			return 0, "", fmt.Errorf("ParamNames: %q is not a tool of %s", key, vt)
+		}
+	}
+	return n, lv.docs[""], nil
+}
+
+// fields adds the tools of the exported fields of struct value sv: fields
+// that hold a Func, and namespace fields.
+func (c *crawler) fields(lv *level, sv reflect.Value, path string, depth int) (int, error) {
+	st := sv.Type()
+	n := 0
+	for i := range st.NumField() {
+		sf := st.Field(i)
+		if !sf.IsExported() || sf.Anonymous {
+			continue
+		}
+		tag := sf.Tag.Get("parselbox")
+		if tag == "-" {
+			continue
+		}
+		if tag != "" && tag != "namespace" {
+			return 0, fmt.Errorf("field %s: unknown tag parselbox:%q (want \"-\" or \"namespace\")", sf.Name, tag)
+		}
+		fv := sv.Field(i)
+		tn := toolName(sf.Name)
+
+		if f, ok := funcField(fv); ok {
+			names, err := lv.paramNames(sf.Name, tn)
+			if err != nil {
+				return 0, err
+			}
+			t, err := funcTool(f, names)
+			if err != nil {
+				return 0, fmt.Errorf("field %s: %w", sf.Name, err)
+			}
+			t.description = f.Description
+			if err := c.add(lv, t, path, tn, sf.Name); err != nil {
+				return 0, err
+			}
+			n++
+			continue
+		}
+
+		if depth >= MaxDepth {
+			continue
+		}
+		nv, ok := namespaceValue(fv, st.PkgPath(), tag == "namespace")
+		if !ok {
+			if tag == "namespace" {
+				return 0, fmt.Errorf("field %s: tagged parselbox:\"namespace\" but holds %s", sf.Name, describeValue(fv))
+			}
+			continue
+		}
+		var key pathKey
+		if nv.Kind() == reflect.Pointer {
+			key = pathKey{nv.Pointer(), nv.Type()}
+			if c.onPath[key] {
+				continue // points back at a namespace being crawled
+			}
+			c.onPath[key] = true
+		}
+		subPath := join(path, tn)
+		k, doc, err := c.crawl(nv, subPath, depth+1)
+		delete(c.onPath, key)
+		if err != nil {
+			return 0, fmt.Errorf("field %s: %w", sf.Name, err)
+		}
+		if k == 0 {
+			if tag == "namespace" {
+				return 0, fmt.Errorf("field %s: tagged parselbox:\"namespace\" but %s has no tools", sf.Name, nv.Type())
+			}
+			continue
+		}
+		if err := lv.take(tn, sf.Name); err != nil {
+			return 0, err
+		}
+		// The namespace's own ToolDocs()[""] wins over its parent's entry.
+		if parentDoc := lv.doc(sf.Name, tn); doc == "" {
+			doc = parentDoc
+		}
+		c.b.namespaces = append(c.b.namespaces, sdk.NamespaceInfo{Path: subPath, Description: doc})
+		n += k
+	}
+	return n, nil
+}
+
+// add registers t as the tool tn (Go name goName) of the namespace at path.
+func (c *crawler) add(lv *level, t *tool, path, tn, goName string) error {
+	if err := lv.take(tn, goName); err != nil {
+		return err
+	}
+	t.name = join(path, tn)
+	// A Func's own Description wins over ToolDocs.
+	if d := lv.doc(goName, tn); t.description == "" {
+		t.description = d
+	}
+	c.b.tools[t.name] = t
+	return nil
+}
+
+// take claims name for the Go name goName.
+func (lv *level) take(name, goName string) error {
+	if other, ok := lv.taken[name]; ok {
+		return fmt.Errorf("%s and %s are both named %q", other, goName, name)
+	}
+	lv.taken[name] = goName
+	return nil
+}
+
+// doc returns the description that ToolDocs gives goName or name.
+func (lv *level) doc(goName, name string) string {
+	if d, ok := lv.docs[goName]; ok {
+		lv.used[goName] = true
+		return d
+	}
+	if d, ok := lv.docs[name]; ok {
+		lv.used[name] = true
+		return d
+	}
+	return ""
+}
+
+// paramNames returns the names that ParamNames gives goName or name.
+func (lv *level) paramNames(goName, name string) ([]string, error) {
+	p, byGo := lv.names[goName]
+	q, byName := lv.names[name]
+	switch {
+	case byGo && byName && goName != name:
+		return nil, fmt.Errorf("ParamNames: both %q and %q are given", goName, name)
+	case byGo:
+		lv.used[goName] = true
+		return nonNil(p), nil
+	case byName:
+		lv.used[name] = true
+		return nonNil(q), nil
+	}
+	return nil, nil
+}
+
+// nonNil keeps an explicit empty list of names apart from "no names".
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// mentions reports whether ToolDocs or ParamNames has a key for goName or
+// name.
+func (lv *level) mentions(goName, name string) bool {
+	_, a := lv.docs[goName]
+	_, b := lv.docs[name]
+	_, c := lv.names[goName]
+	_, d := lv.names[name]
+	return a || b || c || d
+}
+
+var (
+	shutdownType      = reflect.TypeFor[func(context.Context) error]()
+	marshalerType     = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+	funcValueType     = reflect.TypeFor[Func]()
+	funcPointerType   = reflect.TypeFor[*Func]()
+	docsMethodType    = reflect.TypeFor[func() map[string]string]()
+	paramNamesType    = reflect.TypeFor[func() map[string][]string]()
+	stringMethodType  = reflect.TypeFor[func() string]()
+)
+
+// protocolMethod reports whether the method name of type t serves one of
+// Go's own interfaces or this package's, and so is no tool: ToolDocs,
+// ParamNames, String, GoString, Error, Format, and the Marshal and Unmarshal
+// methods of encoding/json and encoding. A ToolDocs or ParamNames method
+// whose signature does not match its interface is an error, as it would
+// otherwise be ignored silently.
+func protocolMethod(name string, t reflect.Type) (bool, error) {
+	switch name {
+	case "ToolDocs":
+		if t != docsMethodType {
+			return true, fmt.Errorf("method ToolDocs is %s, want func() map[string]string (see inproc.Documented)", t)
+		}
+		return true, nil
+	case "ParamNames":
+		if t != paramNamesType {
+			return true, fmt.Errorf("method ParamNames is %s, want func() map[string][]string (see inproc.ParamNamer)", t)
+		}
+		return true, nil
+	case "String", "GoString", "Error":
+		return t == stringMethodType, nil
+	case "Format", "MarshalJSON", "UnmarshalJSON", "MarshalText", "UnmarshalText", "MarshalBinary", "UnmarshalBinary":
+		return true, nil
+	}
+	return false, nil
+}
+
+// funcField returns the Func held by a field of type Func or *Func.
+func funcField(fv reflect.Value) (Func, bool) {
+	switch fv.Type() {
+	case funcValueType:
+		f := fv.Interface().(Func)
+		return f, f.Fn != nil
+	case funcPointerType:
+		if fv.IsNil() {
+			return Func{}, false
+		}
+		return *fv.Interface().(*Func), true
+	}
+	return Func{}, false
+}
+
+// namespaceValue returns the value to crawl for field value fv of a struct
+// declared in package pkg, or false when the field is data. A field is a
+// namespace candidate when it holds a non-nil value with methods or fields
+// whose type is declared in pkg (or has no name), or when the field is
+// tagged parselbox:"namespace". Types of other packages, like *http.Client
+// or *sql.DB, are not crawled unless tagged, so that a service never hands
+// the sandbox a client it merely holds. Values that encode themselves as
+// JSON (time.Time) are data.
+func namespaceValue(fv reflect.Value, pkg string, tagged bool) (reflect.Value, bool) {
+	if fv.Kind() == reflect.Interface {
+		if fv.IsNil() {
+			return reflect.Value{}, false
+		}
+		fv = fv.Elem()
+	}
+	switch fv.Kind() {
+	case reflect.Pointer:
+		if fv.IsNil() {
+			return reflect.Value{}, false
+		}
+	case reflect.Struct:
+		if fv.CanAddr() {
+			fv = fv.Addr() // its pointer methods too, as for the root
+		}
+	case reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		return reflect.Value{}, false
+	}
+	base := fv.Type()
+	if base.Kind() == reflect.Pointer {
+		base = base.Elem()
+	}
+	if tagged {
+		return fv, true
+	}
+	if base.Name() != "" && base.PkgPath() != pkg {
+		return reflect.Value{}, false
+	}
+	if base.Kind() != reflect.Struct && fv.NumMethod() == 0 {
+		return reflect.Value{}, false
+	}
+	p := reflect.PointerTo(base)
+	if p.Implements(marshalerType) || p.Implements(textMarshalerType) || opaque(base) {
+		return reflect.Value{}, false
+	}
+	return fv, true
+}
+
+// describeValue says what a field holds, for errors.
+func describeValue(fv reflect.Value) string {
+	switch fv.Kind() {
+	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
+		if fv.IsNil() {
+			return "nil"
+		}
+	}
+	return fv.Type().String()
+}
+
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+var (
+	_ sdk.BridgeServer = (*bridge)(nil)
+	_ sdk.Shutdowner   = (*bridge)(nil)
+)
