@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/host/config"
+)
+
+// execOutput is what `parselbox exec` prints.
+type execOutput struct {
+	Output json.RawMessage `json:"output"`
+	Stdout string          `json:"stdout"`
+	Stderr string          `json:"stderr"`
+	Error  *host.Error     `json:"error"`
+	Files  []string        `json:"files"`
+}
+
+func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("parselbox exec", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "Usage: parselbox exec [flags] CODE\n\nRuns CODE (- reads it from stdin) in a fresh sandbox and prints one JSON object\n{output, stdout, stderr, error, files}. Exit status: 0 success, 1 the code raised,\n2 bad usage or configuration, 3 the host failed.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	flags := newSandboxFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "parselbox exec: expected exactly one CODE argument (use - to read stdin)")
+		fs.Usage()
+		return exitUsage
+	}
+	code := fs.Arg(0)
+	if code == "-" {
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			fmt.Fprintln(stderr, "parselbox exec: reading stdin:", err)
+			return exitUsage
+		}
+		code = string(b)
+	}
+	cfg, err := flags.config()
+	if err != nil {
+		fmt.Fprintln(stderr, "parselbox exec:", err)
+		return exitUsage
+	}
+	cfg.Logger = newLogger(stderr, flags.verbose)
+
+	sb, err := host.New(ctx, *cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "parselbox exec:", err)
+		if isConfigError(err) {
+			return exitUsage
+		}
+		return exitInternal
+	}
+	defer sb.Close()
+	r, err := sb.Execute(ctx, code)
+	if err != nil {
+		fmt.Fprintln(stderr, "parselbox exec:", err)
+		return exitInternal
+	}
+	out := execOutput{Output: r.Output, Stdout: r.Stdout, Stderr: r.Stderr, Error: r.Error, Files: r.Files}
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		return exitInternal
+	}
+	if r.Error != nil {
+		return exitRaised
+	}
+	return exitOK
+}
+
+// isConfigError tells configuration mistakes (exit 2) from host failures.
+func isConfigError(err error) bool {
+	var fileErr *config.Error
+	var cfgErr *host.ConfigError
+	return errors.As(err, &fileErr) || errors.As(err, &cfgErr) || isUsage(err)
+}

@@ -1,0 +1,89 @@
+// Command parselbox runs Python in a sandbox whose tools execute on the host.
+//
+//	parselbox exec [flags] CODE   run CODE (or - for stdin) and print the result as JSON
+//	parselbox version             print versions
+//
+// See README.md for the flags and the configuration file.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Exit statuses.
+const (
+	exitOK       = 0
+	exitRaised   = 1 // the code raised an exception
+	exitUsage    = 2 // bad flags or configuration
+	exitInternal = 3 // the host failed
+)
+
+var version = "0.1.0-dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "exec":
+		return runExec(ctx, args[1:], stdin, stdout, stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintf(stdout, "parselbox %s\n", version)
+		return exitOK
+	case "help", "-h", "--help", "-help":
+		usage(stdout)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "parselbox: unknown command %q\n", args[0])
+		usage(stderr)
+		return exitUsage
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `Usage:
+  parselbox exec [flags] CODE   run Python CODE (- reads it from stdin) in a fresh sandbox;
+                                prints {output, stdout, stderr, error, files} as JSON
+  parselbox version             print the version
+
+Run 'parselbox exec -h' for the flags.
+`)
+}
+
+// newLogger writes to stderr: stdout is for results (and, later, MCP).
+func newLogger(w io.Writer, verbose bool) hclog.Logger {
+	level := hclog.Warn
+	if verbose {
+		level = hclog.Debug
+	}
+	if l := os.Getenv("PARSELBOX_LOG_LEVEL"); l != "" {
+		level = hclog.LevelFromString(l)
+	}
+	return hclog.New(&hclog.LoggerOptions{Name: "parselbox", Level: level, Output: w})
+}
+
+// usageError marks errors that are the user's input.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func isUsage(err error) bool {
+	var u usageError
+	return errors.As(err, &u)
+}

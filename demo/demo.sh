@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# A short tour of Parselbox: run by `make demo` after `make build`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pbx=bin/parselbox
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+show() { printf '$ %s\n' "$*"; "$@" || true; }
+
+step "Python in a sandbox: the last expression comes back as JSON"
+show $pbx exec 'import statistics
+data = [3, 1, 4, 1, 5, 9, 2, 6]
+{"mean": statistics.mean(data), "sorted": sorted(data)}'
+
+step "Errors come back typed, with a traceback trimmed to your code (exit status 1)"
+show $pbx exec 'def f(x):
+    return 1 / x
+f(0)'
+
+step "Files: inputs in /files, outputs in /workspace (--output-dir keeps them)"
+printf 'name,score\nada,91\nbob,78\n' > "$work/scores.csv"
+show $pbx exec --file "$work/scores.csv" --output-dir "$work/out" 'import csv
+rows = list(csv.DictReader(open("/files/scores.csv")))
+best = max(rows, key=lambda r: int(r["score"]))
+open("best.txt", "w").write(best["name"])
+best'
+printf 'on the host: %s/out/best.txt = %s\n' "$work" "$(cat "$work/out/best.txt")"
+
+step "Isolation: no host files, no host environment, no network unless granted"
+export DEMO_SECRET=hunter2
+show $pbx exec 'import os
+out = {"env": dict(os.environ)}
+try:
+    open("/etc/passwd").read()
+except OSError as e:
+    out["/etc/passwd"] = type(e).__name__
+out'
+
+step "Limits: a runaway loop is interrupted at the timeout and the interpreter survives"
+show $pbx exec --timeout 2 'while True: pass'
+
+step "Memory: an allocation over the cap is a MemoryError, not a dead sandbox"
+show $pbx exec --memory 256 'try:
+    b = bytearray(600 * 1024 * 1024)
+except MemoryError:
+    b = "MemoryError caught"
+b'
+
+printf '\nNext: README.md shows the Go API, the configuration file and the bridges.\n'

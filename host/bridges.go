@@ -1,0 +1,114 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/parselbox/parselbox/host/inproc"
+)
+
+// addBridges makes the configured bridges namespaces of the router: the Go
+// values of Config.Context in-process, then the plugins.
+func (s *Sandbox) addBridges(ctx context.Context) error {
+	for _, name := range sortedKeys(s.cfg.Context) {
+		b, err := inproc.New(name, s.cfg.Context[name])
+		if err != nil {
+			return configErrorf("context %q: %w", name, err)
+		}
+		if err := s.router.Add(ctx, name, "go", b); err != nil {
+			return configErrorf("context %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// namespaceLines describes each namespace for the guide.
+func (s *Sandbox) namespaceLines() []string {
+	if s.router == nil {
+		return nil
+	}
+	var out []string
+	for _, n := range s.router.Namespaces() {
+		out = append(out, fmt.Sprintf("`%s` (%s)", n.Name, n.Kind))
+	}
+	return out
+}
+
+// info is what sbx.info() reports about the sandbox itself.
+func (s *Sandbox) info() map[string]any {
+	var globals []string
+	for _, k := range sortedKeys(s.cfg.Globals) {
+		globals = append(globals, fmt.Sprintf("%s (%s)", k, pyTypeName(s.cfg.Globals[k])))
+	}
+	var mounts []string
+	for _, t := range sortedMountTargets(s.cfg.Mounts) {
+		mode := "read-only"
+		if !s.cfg.Mounts[t].ReadOnly() {
+			mode = "read/write"
+		}
+		mounts = append(mounts, fmt.Sprintf("/mnt/%s (%s)", strings.Trim(t, "/"), mode))
+	}
+	var network any = s.cfg.Network
+	if !s.cfg.Network && len(s.cfg.AllowNet) > 0 {
+		network = s.cfg.AllowNet
+	}
+	var files []string
+	for _, f := range s.cfg.Files {
+		files = append(files, baseName(f))
+	}
+	return map[string]any{
+		"context":     map[string]any{"globals": globals},
+		"environment": map[string]any{"network": network},
+		"mounts":      mounts,
+		"files":       map[string]any{"path": "/files (read/write)", "items": files},
+		"workspace":   "/workspace (read/write, the working directory)",
+		"limits":      map[string]any{"timeout_seconds": s.timeout.Seconds(), "memory_mb": s.memoryMB()},
+	}
+}
+
+func baseName(p string) string {
+	p = strings.TrimRight(p, "/")
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// pyTypeName names the Python type a JSON value becomes.
+func pyTypeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "NoneType"
+	case bool:
+		return "bool"
+	case int, int64, int32:
+		return "int"
+	case float64:
+		if x := v.(float64); x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return "int" // JSON has one number type; Python makes 3 an int
+		}
+		return "float"
+	case string:
+		return "str"
+	case []any:
+		return "list"
+	case map[string]any:
+		return "dict"
+	default:
+		return fmt.Sprintf("%T", v)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func sortedMountTargets(m map[string]Mount) []string { return sortedKeys(m) }

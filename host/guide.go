@@ -1,0 +1,91 @@
+package host
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Prompt returns the guide text for an agent's system prompt: what the
+// sandbox is, its limits, the namespaces configured and how to discover and
+// call tools. help() and sbx.help() inside the sandbox return the same text.
+func (s *Sandbox) Prompt() string {
+	var b strings.Builder
+	b.WriteString(guideIntro)
+	b.WriteString("\n## This sandbox\n")
+	fmt.Fprintf(&b, "- Limits: %s per execution; %d MB of Python memory.\n", fmtTimeout(s.timeout), s.memoryMB())
+	switch {
+	case s.cfg.Network:
+		b.WriteString("- Network: open (use pyodide.http.pyfetch or JS fetch).\n")
+	case len(s.cfg.AllowNet) > 0:
+		fmt.Fprintf(&b, "- Network: only %s (use pyodide.http.pyfetch).\n", strings.Join(s.cfg.AllowNet, ", "))
+	default:
+		b.WriteString("- Network: none. Reach outside systems through the namespaces below.\n")
+	}
+	b.WriteString("- Files: /workspace (the working directory; what you write there is kept), /files (inputs)")
+	for _, t := range sortedMountTargets(s.cfg.Mounts) {
+		m := s.cfg.Mounts[t]
+		mode := "read-only"
+		if !m.ReadOnly() {
+			mode = "read/write"
+		}
+		fmt.Fprintf(&b, ", /mnt/%s (%s)", strings.Trim(t, "/"), mode)
+	}
+	b.WriteString(".\n")
+	if ns := s.namespaceLines(); len(ns) > 0 {
+		b.WriteString("- Namespaces (tools that run on the host, with its credentials):\n")
+		for _, l := range ns {
+			b.WriteString("  - " + l + "\n")
+		}
+	}
+	b.WriteString(guideTools)
+	return b.String()
+}
+
+func fmtTimeout(d time.Duration) string {
+	if d <= 0 {
+		return "no time limit"
+	}
+	return fmt.Sprintf("%gs", d.Seconds())
+}
+
+func (s *Sandbox) memoryMB() int {
+	if s.cfg.Memory > 0 {
+		return s.cfg.Memory
+	}
+	return DefaultMemoryMB
+}
+
+const guideIntro = `# Parselbox sandbox guide
+
+You have a stateful Python 3 sandbox (Pyodide). Each execution runs your code and returns
+the value of its last expression; variables, imports and functions persist between executions.
+
+## Running code
+- Return data as the last expression; print() output is captured separately and may not be
+  shown to you. Results must be JSON-friendly (dicts, lists, strings, numbers); anything else
+  comes back as its repr.
+- Top-level await works: ` + "`await asyncio.sleep(1)`" + `, ` + "`await asyncio.gather(...)`" + `. Threads and
+  subprocesses are not available.
+- An execution that runs past the time limit gets a KeyboardInterrupt; your variables survive.
+- Files you create or change under /workspace, /files or a read/write mount are reported.
+`
+
+const guideTools = `
+## Tools
+Namespaces are Python objects whose methods run on the host:
+- Call: ` + "`ns.tool(a=1)`" + ` looks synchronous and returns the result; positional arguments follow the
+  tool's parameter order. A failure raises a Python exception with the tool's message
+  (PermissionError, TimeoutError, ValueError for bad arguments, RuntimeError otherwise).
+- Background: ` + "`t = ns.tool.task(...)`" + ` returns a Task at once. ` + "`t.status()`" + `, ` + "`t.tail(n)`" + ` (its log),
+  ` + "`t.send(msg)`" + `, ` + "`t.cancel()`" + `, ` + "`await t.wait(timeout)`" + `, ` + "`await t`" + ` for the result.
+  Run many at once with ` + "`await asyncio.gather(*[ns.tool.task(x) for x in items])`" + `.
+  ` + "`.task`" + ` must be the last accessor: ` + "`ns.sub.tool.task(...)`" + `. Tasks outlive the execution that started them.
+
+## Discovering tools
+1. ` + "`sbx.info()`" + ` — the namespaces, files, mounts and limits. Start here.
+2. ` + "`sbx.search(\"pattern\")`" + ` — tools matching a regular expression, across all namespaces.
+3. ` + "`help(ns)`" + ` — a namespace's tree; ` + "`help(ns.tool)`" + ` or ` + "`sbx.inspect(\"ns.tool\")`" + ` — its description,
+   parameters (JSON Schema) and output.
+4. ` + "`sbx.preview(data)`" + ` — a short summary of a large result before you return it.
+`

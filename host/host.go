@@ -1,0 +1,284 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/parselbox/parselbox/host/router"
+	"github.com/parselbox/parselbox/host/sandbox"
+)
+
+// maxMemoryMB is the most memory 32-bit WebAssembly can address.
+const maxMemoryMB = 4096
+
+// Sandbox is a Python sandbox with its workspace and tools: the host's
+// main type. Create one with New, run code with Execute, and Close it.
+type Sandbox struct {
+	cfg     Config
+	log     hclog.Logger
+	sb      *sandbox.Sandbox
+	router  *router.Router
+	files   fsMap
+	tempDir string // removed on Close; holds the workspace unless OutputDir is set
+	timeout time.Duration
+	closers []func() error // bridges to stop on Close, in reverse order
+}
+
+// New starts a sandbox as cfg says and waits until it is ready.
+func New(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
+	log := cfg.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	s := &Sandbox{cfg: cfg, log: log}
+	defer func() {
+		if err != nil {
+			s.cleanup() // undo what was set up before the failure
+		}
+	}()
+	opts, err := s.sandboxOptions()
+	if err != nil {
+		return nil, err
+	}
+	s.router = router.New(router.Options{
+		Logger:  log,
+		TaskDir: filepath.Join(opts.Workspace, ".parselbox", "tasks"),
+		Hooks:   hookList(cfg.Hooks),
+		Guide:   s.Prompt,
+		Info:    s.info,
+	})
+	if err := s.addBridges(ctx); err != nil {
+		return nil, err
+	}
+	if opts.Namespaces, err = json.Marshal(s.router.Namespaces()); err != nil {
+		return nil, err
+	}
+	opts.Handler = s.router
+	if s.sb, err = sandbox.Start(ctx, opts); err != nil {
+		return nil, fmt.Errorf("starting sandbox: %w", err)
+	}
+	return s, nil
+}
+
+// sandboxOptions validates the configuration and prepares the directories.
+func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
+	cfg := &s.cfg
+	rt, err := sandbox.FindRuntime(cfg.RuntimeDir)
+	if err != nil {
+		return sandbox.Options{}, &ConfigError{err}
+	}
+	opts := sandbox.Options{
+		Runtime:  rt,
+		CacheDir: cfg.CacheDir,
+		Network:  cfg.Network,
+		MemoryMB: cfg.Memory,
+		Env:      cfg.Env,
+		Globals:  cfg.Globals,
+		Logger:   s.log,
+	}
+	if opts.CacheDir != "" {
+		if opts.CacheDir, err = filepath.Abs(opts.CacheDir); err != nil {
+			return opts, err
+		}
+	}
+	if cfg.Memory < 0 || cfg.Memory > maxMemoryMB {
+		return opts, configErrorf("memory: must be between 1 and %d MB (the 32-bit WebAssembly limit), got %d", maxMemoryMB, cfg.Memory)
+	}
+	if opts.MemoryMB == 0 {
+		opts.MemoryMB = DefaultMemoryMB
+	}
+	switch {
+	case cfg.Timeout == 0:
+		s.timeout = DefaultTimeout
+	case cfg.Timeout > 0:
+		s.timeout = cfg.Timeout
+	}
+	for _, hp := range cfg.AllowNet {
+		if err := checkHostPort(hp); err != nil {
+			return opts, configErrorf("allow_net: %w", err)
+		}
+	}
+	opts.AllowNet = cfg.AllowNet
+
+	if s.tempDir, err = os.MkdirTemp("", "parselbox-"); err != nil {
+		return opts, fmt.Errorf("creating temporary directory: %w", err)
+	}
+	if cfg.OutputDir != "" {
+		if opts.Workspace, err = filepath.Abs(cfg.OutputDir); err != nil {
+			return opts, err
+		}
+		if err := os.MkdirAll(opts.Workspace, 0o755); err != nil {
+			return opts, configErrorf("output directory: %w", err)
+		}
+	} else {
+		opts.Workspace = filepath.Join(s.tempDir, "workspace")
+		if err := os.Mkdir(opts.Workspace, 0o700); err != nil {
+			return opts, err
+		}
+	}
+	opts.FilesDir = filepath.Join(s.tempDir, "files")
+	if err := os.Mkdir(opts.FilesDir, 0o700); err != nil {
+		return opts, err
+	}
+	for _, f := range cfg.Files {
+		if err := copyFile(f, filepath.Join(opts.FilesDir, filepath.Base(f))); err != nil {
+			return opts, configErrorf("input file: %w", err)
+		}
+	}
+	roots := []fsRoot{{prefix: "/workspace", dir: opts.Workspace}, {prefix: "/files", dir: opts.FilesDir}}
+	targets := make([]string, 0, len(cfg.Mounts))
+	for t := range cfg.Mounts {
+		targets = append(targets, t)
+	}
+	sort.Strings(targets)
+	for _, t := range targets {
+		m := cfg.Mounts[t]
+		target, err := mountTarget(t)
+		if err != nil {
+			return opts, err
+		}
+		if m.Mode != "" && m.Mode != "ro" && m.Mode != "rw" {
+			return opts, configErrorf("mount %q: mode must be ro or rw, got %q", t, m.Mode)
+		}
+		src, err := filepath.Abs(m.Source)
+		if err != nil {
+			return opts, err
+		}
+		if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
+			return opts, configErrorf("mount %q: source %s is not a directory", t, m.Source)
+		}
+		opts.Mounts = append(opts.Mounts, sandbox.Mount{Target: target, Source: src, ReadOnly: m.ReadOnly()})
+		roots = append(roots, fsRoot{prefix: target, dir: src, readOnly: m.ReadOnly()})
+	}
+	if s.files, err = newFSMap(roots...); err != nil {
+		return opts, err
+	}
+	return opts, nil
+}
+
+// mountTarget turns a mount's name ("data", "/data", "data/sub") into its
+// sandbox path under /mnt.
+func mountTarget(name string) (string, error) {
+	clean := path.Clean("/" + strings.Trim(name, "/"))
+	if clean == "/" || strings.Contains(name, "..") || strings.ContainsAny(name, ",\n") {
+		return "", configErrorf("mount %q: not a valid target name", name)
+	}
+	return "/mnt" + clean, nil
+}
+
+func checkHostPort(hp string) error {
+	host, port, err := net.SplitHostPort(hp)
+	if err != nil || host == "" {
+		return fmt.Errorf("%q is not host:port", hp)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("%q: bad port", hp)
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if fi, err := in.Stat(); err != nil {
+		return err
+	} else if fi.IsDir() {
+		return fmt.Errorf("%s is a directory", src)
+	}
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// Execute runs code in the sandbox with the configured timeout. The error is
+// for failures of the host; the code's own errors are in Result.Error.
+func (s *Sandbox) Execute(ctx context.Context, code string) (*Result, error) {
+	timeout := s.timeout
+	for _, h := range s.cfg.Hooks {
+		if err := h.PreExecute(ctx, code); err != nil {
+			return &Result{Output: []byte("null"), Files: []string{},
+				Error: &Error{Type: "PermissionError", Message: "Blocked by hook: " + err.Error()}}, nil
+		}
+	}
+	r, err := s.sb.Exec(ctx, code, timeout)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range s.cfg.Hooks {
+		if err := h.PostExecute(ctx, code, r); err != nil {
+			return nil, fmt.Errorf("post-execute hook: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// Info describes the running sandbox.
+func (s *Sandbox) Info(ctx context.Context) (*sandbox.Info, error) {
+	return s.sb.Info(ctx)
+}
+
+// Interrupt raises KeyboardInterrupt in the running execution, if any.
+func (s *Sandbox) Interrupt() { s.sb.Interrupt() }
+
+// Close stops the sandbox and removes its temporary directories (the output
+// directory, if configured, stays).
+func (s *Sandbox) Close() error {
+	var errs []error
+	if s.sb != nil {
+		errs = append(errs, s.sb.Close())
+	}
+	errs = append(errs, s.cleanup())
+	return errors.Join(errs...)
+}
+
+// cleanup stops the bridges and removes the temporary directories.
+func (s *Sandbox) cleanup() error {
+	var errs []error
+	if s.router != nil {
+		errs = append(errs, s.router.Close())
+	}
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		errs = append(errs, s.closers[i]())
+	}
+	s.closers = nil
+	if s.tempDir != "" {
+		errs = append(errs, os.RemoveAll(s.tempDir))
+		s.tempDir = ""
+	}
+	return errors.Join(errs...)
+}
+
+// PID is the sandbox process's id, for tests and diagnostics.
+func (s *Sandbox) PID() int { return s.sb.PID() }
+
+// ConfigError is a configuration the host cannot run with: a bad value, a
+// missing directory or runtime.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+func configErrorf(format string, args ...any) error {
+	return &ConfigError{fmt.Errorf(format, args...)}
+}

@@ -1,0 +1,347 @@
+package host_test
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/internal/testenv"
+)
+
+// newSandbox starts a host sandbox for t.
+func newSandbox(t *testing.T, cfg host.Config) *host.Sandbox {
+	t.Helper()
+	cfg.RuntimeDir = testenv.Runtime(t).Dir
+	if cfg.CacheDir == "" {
+		cfg.CacheDir = testenv.CacheDir(t)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = testenv.Logger(t)
+	}
+	sb, err := host.New(t.Context(), cfg)
+	if err != nil {
+		t.Fatalf("host.New: %v", err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	return sb
+}
+
+func exec(t *testing.T, sb *host.Sandbox, code string) *host.Result {
+	t.Helper()
+	r, err := sb.Execute(t.Context(), code)
+	if err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	return r
+}
+
+func value(t *testing.T, r *host.Result) any {
+	t.Helper()
+	if r.Error != nil {
+		t.Fatalf("unexpected %s: %s\n%s", r.Error.Type, r.Error.Message, r.Error.Traceback)
+	}
+	var v any
+	if err := json.Unmarshal(r.Output, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func raised(t *testing.T, r *host.Result, typ string) *host.Error {
+	t.Helper()
+	if r.Error == nil {
+		t.Fatalf("want %s, got output %s", typ, r.Output)
+	}
+	if typ != "" && r.Error.Type != typ {
+		t.Fatalf("want %s, got %s: %s", typ, r.Error.Type, r.Error.Message)
+	}
+	return r.Error
+}
+
+func TestWorkspaceFilesAndMounts(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	in := filepath.Join(t.TempDir(), "data.csv")
+	os.WriteFile(in, []byte("a,b"), 0o644)
+	ro, rw := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(ro, "ref.txt"), []byte("ref"), 0o644)
+	sb := newSandbox(t, host.Config{
+		OutputDir: out,
+		Files:     []string{in},
+		Mounts: map[string]host.Mount{
+			"data":    {Source: ro},
+			"scratch": {Source: rw, Mode: "rw"},
+		},
+	})
+	r := exec(t, sb, `open("result.txt", "w").write(open("/files/data.csv").read().upper())
+open("/mnt/scratch/note.txt", "w").write("rw ok")
+open("/mnt/data/ref.txt").read()`)
+	if got := value(t, r); got != "ref" {
+		t.Errorf("ro mount read: %v", got)
+	}
+	if diff := cmp.Diff([]string{"/workspace/result.txt", "/mnt/scratch/note.txt"}, r.Files); diff != "" {
+		t.Errorf("files (-want +got):\n%s", diff)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "result.txt")); string(b) != "A,B" {
+		t.Errorf("output dir got %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(rw, "note.txt")); string(b) != "rw ok" {
+		t.Errorf("rw mount got %q", b)
+	}
+
+	// A write to the read-only mount fails in Python and never reaches the host.
+	e := raised(t, exec(t, sb, `open("/mnt/data/new.txt", "w").write("x")`), "PermissionError")
+	if !strings.Contains(e.Message, "/mnt/data/new.txt") {
+		t.Errorf("message: %s", e.Message)
+	}
+	if _, err := os.Stat(filepath.Join(ro, "new.txt")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the write reached the host: %v", err)
+	}
+	raised(t, exec(t, sb, `import os; os.remove("/mnt/data/ref.txt")`), "PermissionError")
+	if _, err := os.Stat(filepath.Join(ro, "ref.txt")); err != nil {
+		t.Errorf("ro file removed: %v", err)
+	}
+	// The sandbox is fine after the refusals.
+	if got := value(t, exec(t, sb, "'ok'")); got != "ok" {
+		t.Errorf("after refusal: %v", got)
+	}
+}
+
+func TestReadWriteFile(t *testing.T) {
+	t.Parallel()
+	ro := t.TempDir()
+	os.WriteFile(filepath.Join(ro, "in.txt"), []byte("input"), 0o644)
+	sb := newSandbox(t, host.Config{Mounts: map[string]host.Mount{"data": {Source: ro}}})
+
+	if err := sb.WriteFile("notes/hello.txt", []byte("héllo")); err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.WriteFile("/workspace/blob.bin", []byte{0, 1, 2, 255}); err != nil {
+		t.Fatal(err)
+	}
+	if got := value(t, exec(t, sb, "[open('notes/hello.txt').read(), list(open('blob.bin','rb').read())]")); !cmp.Equal(got, []any{"héllo", []any{0.0, 1.0, 2.0, 255.0}}) {
+		t.Errorf("sandbox sees %v", got)
+	}
+	exec(t, sb, "open('made.txt', 'w').write('from python')")
+	for path, want := range map[string]string{"made.txt": "from python", "/workspace/made.txt": "from python", "/mnt/data/in.txt": "input", "/workspace/./notes/../made.txt": "from python"} {
+		b, err := sb.ReadFile(path)
+		if err != nil || string(b) != want {
+			t.Errorf("ReadFile(%q) = %q, %v; want %q", path, b, err, want)
+		}
+	}
+	for _, bad := range []string{"/etc/passwd", "../../etc/passwd", "/workspace/../../etc/passwd", "/workspacex/f", "/tmp/x", "/mnt/other/x"} {
+		if _, err := sb.ReadFile(bad); !errors.Is(err, host.ErrPathNotOnDisk) {
+			t.Errorf("ReadFile(%q): want ErrPathNotOnDisk, got %v", bad, err)
+		}
+		if err := sb.WriteFile(bad, []byte("x")); !errors.Is(err, host.ErrPathNotOnDisk) {
+			t.Errorf("WriteFile(%q): want ErrPathNotOnDisk, got %v", bad, err)
+		}
+	}
+	if err := sb.WriteFile("/mnt/data/x", []byte("x")); !errors.Is(err, host.ErrReadOnly) {
+		t.Errorf("WriteFile to ro mount: %v", err)
+	}
+	if _, err := sb.ReadFile("missing.txt"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadFile(missing): %v", err)
+	}
+	// A symlink inside the workspace that points outside is refused.
+	exec(t, sb, "1") // the workspace exists
+	ws := workspaceDir(t, sb)
+	if err := os.Symlink("/etc", filepath.Join(ws, "etc")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sb.ReadFile("etc/passwd"); !errors.Is(err, host.ErrPathNotOnDisk) {
+		t.Errorf("ReadFile through a symlink out of the workspace: %v", err)
+	}
+}
+
+// workspaceDir finds the host directory of /workspace through a marker file.
+func workspaceDir(t *testing.T, sb *host.Sandbox) string {
+	t.Helper()
+	if err := sb.WriteFile(".marker", nil); err != nil {
+		t.Fatal(err)
+	}
+	var found string
+	filepath.WalkDir(os.TempDir(), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Name() == ".marker" && strings.Contains(p, "parselbox-") {
+			found = filepath.Dir(p)
+			return fs.SkipAll
+		}
+		return nil
+	})
+	if found == "" {
+		t.Fatal("workspace not found")
+	}
+	return found
+}
+
+func TestTemporaryWorkspaceRemovedOnClose(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, host.Config{})
+	exec(t, sb, "open('x.txt','w').write('x')")
+	ws := workspaceDir(t, sb)
+	if err := sb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(ws); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("temporary workspace left behind: %v", err)
+	}
+}
+
+func TestEnvironmentIsolation(t *testing.T) {
+	t.Setenv("PARSELBOX_TEST_HOST_SECRET", "hunter2")
+	sb := newSandbox(t, host.Config{Env: map[string]string{"GREETING": "hi"}})
+	got := value(t, exec(t, sb, "import os; dict(os.environ)"))
+	env := got.(map[string]any)
+	if env["GREETING"] != "hi" {
+		t.Errorf("configured env missing: %v", env)
+	}
+	for k, v := range env {
+		if strings.Contains(k, "SECRET") || v == "hunter2" || k == "PATH" || k == "DENO_DIR" {
+			t.Errorf("host environment leaked: %s=%v", k, v)
+		}
+	}
+	// Deno's own view of the environment is closed too.
+	raised(t, exec(t, sb, "from js import Deno"), "ImportError")
+	checkPidEnv(t, sb.PID())
+}
+
+// checkPidEnv reads the Deno process's environment from /proc.
+func checkPidEnv(t *testing.T, pid int) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range strings.Split(string(b), "\x00") {
+		if strings.Contains(kv, "hunter2") || strings.HasPrefix(kv, "PATH=") || strings.HasPrefix(kv, "HOME=") {
+			t.Errorf("the Deno process inherited %q", kv)
+		}
+	}
+}
+
+func TestFilesystemIsolation(t *testing.T) {
+	t.Parallel()
+	secretDir := t.TempDir()
+	secret := filepath.Join(secretDir, "secret.txt")
+	os.WriteFile(secret, []byte("top secret"), 0o644)
+	mnt := t.TempDir()
+	// A symlink planted in a mount that points outside it.
+	os.Symlink(secret, filepath.Join(mnt, "link.txt"))
+	sb := newSandbox(t, host.Config{Mounts: map[string]host.Mount{"data": {Source: mnt}}})
+
+	attempts := map[string]string{
+		"python open":             `open("/etc/passwd").read()`,
+		"python secret":           `open(` + quote(secret) + `).read()`,
+		"traversal":               `open("/workspace/../../../../etc/passwd").read()`,
+		"symlink in a mount":      `open("/mnt/data/link.txt").read()`,
+		"js import Deno":          `from js import Deno; Deno.readTextFileSync("/etc/passwd")`,
+		"js globalThis":           `import js; js.globalThis.Deno.readTextFileSync("/etc/passwd")`,
+		"function constructor":    `import js; js.Object.constructor("return Deno")().readTextFileSync("/etc/passwd")`,
+		"pyodide mountNodeFS":     `import pyodide_js, os; pyodide_js.mountNodeFS("/hostetc", "/etc"); open("/hostetc/passwd").read()`,
+		"emscripten NODEFS mount": `import pyodide_js; FS = pyodide_js.FS; FS.mkdir("/h"); FS.mount(FS.filesystems.NODEFS, pyodide_js.ffi.to_js({"root": "/etc"}), "/h"); open("/h/passwd").read()`,
+		"run_js":                  `from pyodide.code import run_js; run_js("Deno.readTextFileSync('/etc/passwd')")`,
+	}
+	for name, code := range attempts {
+		r := exec(t, sb, code)
+		if r.Error == nil {
+			t.Errorf("%s: read succeeded: %s", name, r.Output)
+		} else if strings.Contains(string(r.Output), "root:") || strings.Contains(string(r.Output), "top secret") {
+			t.Errorf("%s: leaked: %s", name, r.Output)
+		}
+	}
+	// The sandbox survives all of this.
+	if got := value(t, exec(t, sb, "'still here'")); got != "still here" {
+		t.Errorf("after attempts: %v", got)
+	}
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func TestNoSubprocess(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, host.Config{})
+	for name, code := range map[string]string{
+		"subprocess":      `import subprocess; subprocess.run(["id"])`,
+		"os.system":       `import os; r = os.system("id"); assert r == 0, r`,
+		"os.fork":         `import os; os.fork()`,
+		"js Deno.Command": `import js; js.Deno.Command.new("id").outputSync()`,
+	} {
+		if r := exec(t, sb, code); r.Error == nil {
+			t.Errorf("%s: ran: %s", name, r.Output)
+		}
+	}
+}
+
+func TestNetworkPolicy(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("pong")) })}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	addr := ln.Addr().String()
+	code := `from pyodide.http import pyfetch
+r = await pyfetch("http://` + addr + `/ping")
+await r.string()`
+
+	off := newSandbox(t, host.Config{})
+	if r := exec(t, off, code); r.Error == nil {
+		t.Errorf("network reachable by default: %s", r.Output)
+	}
+	allowed := newSandbox(t, host.Config{AllowNet: []string{addr}})
+	if got := value(t, exec(t, allowed, code)); got != "pong" {
+		t.Errorf("allowlisted address: %v", got)
+	}
+	other := newSandbox(t, host.Config{AllowNet: []string{"127.0.0.1:1"}})
+	if r := exec(t, other, code); r.Error == nil {
+		t.Errorf("address outside the allowlist reachable: %s", r.Output)
+	}
+	open := newSandbox(t, host.Config{Network: true})
+	if got := value(t, exec(t, open, code)); got != "pong" {
+		t.Errorf("network=true: %v", got)
+	}
+}
+
+func TestMemoryLimit(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, host.Config{Memory: 256})
+	raised(t, exec(t, sb, "b = bytearray(600 * 1024 * 1024)"), "MemoryError")
+	if got := value(t, exec(t, sb, "c = bytearray(50 * 1024 * 1024); len(c)")); got != 50.0*1024*1024 {
+		t.Errorf("after MemoryError: %v", got)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	t.Parallel()
+	rt := testenv.Runtime(t)
+	for name, cfg := range map[string]host.Config{
+		"missing mount": {Mounts: map[string]host.Mount{"x": {Source: "/nonexistent/dir"}}},
+		"bad mode":      {Mounts: map[string]host.Mount{"x": {Source: t.TempDir(), Mode: "wx"}}},
+		"bad allow_net": {AllowNet: []string{"localhost"}},
+		"missing file":  {Files: []string{"/nonexistent/file"}},
+		"bad runtime":   {RuntimeDir: t.TempDir()},
+	} {
+		if cfg.RuntimeDir == "" {
+			cfg.RuntimeDir = rt.Dir
+		}
+		_, err := host.New(t.Context(), cfg)
+		var ce *host.ConfigError
+		if !errors.As(err, &ce) {
+			t.Errorf("%s: want a ConfigError, got %v", name, err)
+		}
+	}
+}

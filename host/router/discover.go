@@ -1,0 +1,146 @@
+package router
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"github.com/parselbox/parselbox/sdk"
+)
+
+// children lists what is directly under a Python path prefix of a
+// namespace ("" is the namespace itself): tools and nested namespaces.
+func (ns *namespace) children(prefix string) (tools, subs []string) {
+	seenSub := map[string]bool{}
+	for py := range ns.alias {
+		rest := py
+		if prefix != "" {
+			var ok bool
+			if rest, ok = strings.CutPrefix(py, prefix+"."); !ok {
+				continue
+			}
+		}
+		if head, _, nested := strings.Cut(rest, "."); nested {
+			if !seenSub[head] {
+				seenSub[head] = true
+				subs = append(subs, head)
+			}
+		} else if rest != "" {
+			tools = append(tools, rest)
+		}
+	}
+	sort.Strings(tools)
+	sort.Strings(subs)
+	return tools, subs
+}
+
+func (r *Router) dir(path string) ([]string, error) {
+	ns, rest, err := r.lookup(path)
+	if err != nil {
+		return nil, err
+	}
+	tools, subs := ns.children(rest)
+	names := append(tools, subs...)
+	sort.Strings(names)
+	return names, nil
+}
+
+// help answers help(ns.path): a tool's {description, parameters, output},
+// or the tree of what is under a namespace.
+func (r *Router) help(path string) (any, error) {
+	ns, rest, err := r.lookup(path)
+	if err != nil {
+		return nil, err
+	}
+	if name, ok := ns.alias[rest]; ok {
+		if tools, subs := ns.children(rest); len(tools)+len(subs) == 0 {
+			return toolDoc(ns.tools[name]), nil
+		}
+	}
+	tools, subs := ns.children(rest)
+	if len(tools)+len(subs) == 0 {
+		return "No documentation for '" + path + "'", nil
+	}
+	var b strings.Builder
+	doc := ns.desc.Description
+	if rest != "" {
+		doc = ns.nsDocs[rest]
+	}
+	if doc != "" {
+		b.WriteString("Description: " + doc + "\n\n")
+	}
+	b.WriteString("Methods:\n")
+	ns.writeTree(&b, rest, "")
+	return strings.TrimRight(b.String(), "\n"), nil
+}
+
+// writeTree renders the tools (first) and namespaces under prefix.
+func (ns *namespace) writeTree(b *strings.Builder, prefix, indent string) {
+	tools, subs := ns.children(prefix)
+	n := len(tools) + len(subs)
+	i := 0
+	for _, t := range tools {
+		i++
+		b.WriteString(indent + connector(i == n) + t + "()\n")
+	}
+	for _, s := range subs {
+		i++
+		b.WriteString(indent + connector(i == n) + s + "\n")
+		child := s
+		if prefix != "" {
+			child = prefix + "." + s
+		}
+		next := indent + "│   "
+		if i == n {
+			next = indent + "    "
+		}
+		ns.writeTree(b, child, next)
+	}
+}
+
+func connector(last bool) string {
+	if last {
+		return "└── "
+	}
+	return "├── "
+}
+
+// toolDoc is what help(ns.tool) and sbx.inspect return for a tool.
+func toolDoc(t *sdk.ToolInfo) map[string]any {
+	doc := map[string]any{
+		"description": t.Description,
+		"parameters":  rawOrEmptyObject(t.InputSchema),
+		"output":      cleanOutput(t.OutputSchema),
+	}
+	return doc
+}
+
+func rawOrEmptyObject(s json.RawMessage) any {
+	if len(s) == 0 {
+		return map[string]any{"type": "object", "properties": map[string]any{}}
+	}
+	return s
+}
+
+// cleanOutput simplifies an output schema for reading: "x-" keys go, and a
+// schema whose only property is "result" becomes that property's schema.
+func cleanOutput(s json.RawMessage) any {
+	if len(s) == 0 {
+		return nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(s, &m); err != nil {
+		return s
+	}
+	for k := range m {
+		if strings.HasPrefix(k, "x-") {
+			delete(m, k)
+		}
+	}
+	if props, ok := m["properties"].(map[string]any); ok && len(props) == 1 {
+		if res, ok := props["result"]; ok {
+			return res
+		}
+	}
+	return m
+}

@@ -1,0 +1,270 @@
+package router
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/parselbox/parselbox/host/sandbox"
+	"github.com/parselbox/parselbox/sdk"
+)
+
+// Call is a tool call from the sandbox, as hooks see it.
+type Call struct {
+	// Path is the tool's full dotted path: "namespace.tool".
+	Path string
+	// Arguments are the named arguments as a JSON object.
+	Arguments json.RawMessage
+	// TaskID is set for background calls (ns.tool.task()).
+	TaskID string
+}
+
+// Hooks observe and may refuse tool calls. A PreToolCall error refuses the
+// call: Python sees a PermissionError with the error's text.
+type Hooks interface {
+	PreToolCall(ctx context.Context, call *Call) error
+	PostToolCall(ctx context.Context, call *Call, result json.RawMessage) error
+}
+
+// Options configure a Router.
+type Options struct {
+	Logger hclog.Logger
+	// TaskDir is the host directory for task logs (the workspace's
+	// .parselbox/tasks, which Python reads as /workspace/.parselbox/tasks).
+	TaskDir string
+	// Hooks, if set, see every tool call.
+	Hooks Hooks
+	// Guide returns the guide text for help() and sbx.help().
+	Guide func() string
+	// Info returns what sbx.info() reports besides the namespaces.
+	Info func() map[string]any
+}
+
+// Router routes the sandbox's tool calls to bridges. It serves the
+// sandbox's requests (it is a sandbox.Handler) and answers the discovery
+// calls (help, dir, sbx.*) from the bridges' descriptions.
+type Router struct {
+	opts Options
+	log  hclog.Logger
+
+	mu         sync.RWMutex
+	namespaces map[string]*namespace
+	order      []string // in the order added
+
+	tasks tasks
+}
+
+// namespace is one bridge, by the name it has in Python.
+type namespace struct {
+	name   string
+	kind   string
+	bridge sdk.BridgeServer
+	desc   *sdk.Description
+	tools  map[string]*sdk.ToolInfo // by the tool's own name
+	alias  map[string]string        // Python path → the tool's own name
+	nsDocs map[string]string        // nested namespace path → description
+}
+
+// New returns a router with the built-in sbx namespace.
+func New(opts Options) *Router {
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	r := &Router{opts: opts, log: opts.Logger.Named("router"), namespaces: map[string]*namespace{}}
+	r.tasks.init(opts.TaskDir, r.log)
+	_ = r.Add(context.Background(), "sbx", "namespace", &toolkit{r: r})
+	return r
+}
+
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Add describes a bridge and makes it the namespace name. kind labels it in
+// sbx.info() and sbx.search() ("plugin", "go", "mcp", "http", ...).
+func (r *Router) Add(ctx context.Context, name, kind string, b sdk.BridgeServer) error {
+	if !identifier.MatchString(name) {
+		return fmt.Errorf("namespace %q is not a Python identifier", name)
+	}
+	d, err := b.Describe(ctx)
+	if err != nil {
+		return fmt.Errorf("describing bridge %q: %w", name, err)
+	}
+	ns := &namespace{
+		name: name, kind: kind, bridge: b, desc: d,
+		tools:  map[string]*sdk.ToolInfo{},
+		alias:  map[string]string{},
+		nsDocs: map[string]string{},
+	}
+	for i := range d.Tools {
+		t := &d.Tools[i]
+		ns.tools[t.Name] = t
+		ns.alias[pythonPath(t.Name)] = t.Name
+	}
+	for _, n := range d.Namespaces {
+		ns.nsDocs[pythonPath(n.Path)] = n.Description
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.namespaces[name]; dup {
+		return fmt.Errorf("namespace %q is defined twice", name)
+	}
+	r.namespaces[name] = ns
+	r.order = append(r.order, name)
+	return nil
+}
+
+// pythonPath is how a dotted tool name appears in Python: every character
+// that cannot be in an identifier becomes "_" (a leading digit gets one too).
+func pythonPath(name string) string {
+	parts := strings.Split(name, ".")
+	for i, p := range parts {
+		var b strings.Builder
+		for j, c := range p {
+			ok := c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || j > 0 && c >= '0' && c <= '9'
+			if !ok && j == 0 && c >= '0' && c <= '9' {
+				b.WriteByte('_')
+				ok = true
+			}
+			if ok {
+				b.WriteRune(c)
+			} else {
+				b.WriteByte('_')
+			}
+		}
+		parts[i] = b.String()
+	}
+	return strings.Join(parts, ".")
+}
+
+// NamespaceInfo is what the sandbox needs to create a namespace object.
+type NamespaceInfo struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+}
+
+// Namespaces lists the namespaces for the sandbox, in the order added.
+func (r *Router) Namespaces() []NamespaceInfo {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]NamespaceInfo, 0, len(r.order))
+	for _, n := range r.order {
+		out = append(out, NamespaceInfo{Name: n, Kind: r.namespaces[n].kind})
+	}
+	return out
+}
+
+// ServeSandbox implements sandbox.Handler.
+func (r *Router) ServeSandbox(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	switch method {
+	case "call":
+		var p callParams
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, pyErr("ValueError", "bad call: %v", err)
+		}
+		return r.call(ctx, &p)
+	case "task":
+		var p taskParams
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, pyErr("ValueError", "bad task request: %v", err)
+		}
+		return nil, r.tasks.control(ctx, &p)
+	case "dir":
+		var p pathParams
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, pyErr("ValueError", "bad dir request: %v", err)
+		}
+		return r.dir(p.Path)
+	case "help":
+		var p pathParams
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, pyErr("ValueError", "bad help request: %v", err)
+		}
+		return r.help(p.Path)
+	default:
+		return nil, pyErr("NotImplementedError", "the host serves no %q requests", method)
+	}
+}
+
+type pathParams struct {
+	Path string `json:"path"`
+}
+
+// lookup splits a Python path into its namespace and the rest.
+func (r *Router) lookup(path string) (*namespace, string, error) {
+	root, rest, _ := strings.Cut(path, ".")
+	r.mu.RLock()
+	ns := r.namespaces[root]
+	r.mu.RUnlock()
+	if ns == nil {
+		return nil, "", pyErr("AttributeError", "'%s' not found", root)
+	}
+	return ns, rest, nil
+}
+
+// tool finds the tool at a Python path.
+func (r *Router) tool(path string) (*namespace, *sdk.ToolInfo, error) {
+	ns, rest, err := r.lookup(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	name, ok := ns.alias[rest] // rest "" is the namespace itself: a callable namespace has a tool ""
+	if !ok {
+		if _, exact := ns.tools[rest]; exact {
+			name, ok = rest, true
+		}
+	}
+	if !ok {
+		return ns, nil, pyErr("AttributeError", "Tool '%s' not found", path)
+	}
+	return ns, ns.tools[name], nil
+}
+
+// pyErr is an error that the sandbox raises as the named Python exception.
+func pyErr(typ, format string, args ...any) error {
+	return &sandbox.RemoteError{Type: typ, Message: fmt.Sprintf(format, args...)}
+}
+
+// pythonError maps a tool's typed failure to the Python exception.
+func pythonError(e *sdk.ToolError) error {
+	typ := "RuntimeError"
+	switch e.Code {
+	case sdk.CodeInvalidArgument:
+		typ = "ValueError"
+	case sdk.CodePermission:
+		typ = "PermissionError"
+	case sdk.CodeTimeout:
+		typ = "TimeoutError"
+	case sdk.CodeNotFound:
+		typ = "AttributeError"
+	case sdk.CodeCancelled:
+		typ = "CancelledError"
+	case sdk.CodeUnavailable:
+		typ = "ConnectionError"
+	}
+	return &sandbox.RemoteError{Type: typ, Message: e.Message}
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Close cancels running tasks.
+func (r *Router) Close() error {
+	r.tasks.cancelAll()
+	return nil
+}
+
+var errRefused = errors.New("refused by hook")
+
+var _ sandbox.Handler = (*Router)(nil)

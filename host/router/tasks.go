@@ -1,0 +1,206 @@
+package router
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// taskParams controls a running task: {op: "send"|"cancel", id, message}.
+type taskParams struct {
+	Op      string          `json:"op"`
+	ID      string          `json:"id"`
+	Message json.RawMessage `json:"message"`
+}
+
+// tasks tracks the calls that run in the background. A task's slot may be
+// created by a send or cancel that overtakes the call itself (the requests
+// are served concurrently); the call then finds its messages waiting.
+type tasks struct {
+	dir string
+	log hclog.Logger
+
+	mu    sync.Mutex
+	byID  map[string]*task
+	ended map[string]bool // finished tasks, so late sends are not kept
+}
+
+// task is one background call. It is the call's sdk.EventSink: log lines
+// and progress go to its log file, which Python's task.tail() reads.
+type task struct {
+	id        string
+	inbox     chan json.RawMessage
+	cancel    context.CancelFunc
+	cancelled bool
+	started   bool
+
+	mu      sync.Mutex
+	logPath string
+	logFile *os.File
+	log     hclog.Logger
+}
+
+// inboxSize bounds the messages waiting for a running call; a sender blocks
+// (the sandbox's send() waits) when the bridge does not read them.
+const inboxSize = 256
+
+func (ts *tasks) init(dir string, log hclog.Logger) {
+	ts.dir, ts.log = dir, log
+	ts.byID = map[string]*task{}
+	ts.ended = map[string]bool{}
+}
+
+var taskIDChars = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+
+// slot returns the task with this id, creating it. ts.mu must be held.
+func (ts *tasks) slot(id string) *task {
+	t := ts.byID[id]
+	if t == nil {
+		safe := taskIDChars.ReplaceAllString(id, "_")
+		if safe == "" {
+			safe = "task"
+		}
+		t = &task{id: id, inbox: make(chan json.RawMessage, inboxSize), log: ts.log}
+		if ts.dir != "" {
+			t.logPath = filepath.Join(ts.dir, safe+".log")
+		}
+		ts.byID[id] = t
+	}
+	return t
+}
+
+// begin registers the call of task id and returns the context it runs in.
+func (ts *tasks) begin(ctx context.Context, id string) (*task, context.Context, error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	t := ts.slot(id)
+	if t.started {
+		return nil, nil, pyErr("ValueError", "task %q is already running", id)
+	}
+	t.started = true
+	ctx, t.cancel = context.WithCancel(ctx)
+	if t.cancelled {
+		t.cancel()
+	}
+	return t, ctx, nil
+}
+
+// end forgets a finished task.
+func (ts *tasks) end(t *task) {
+	ts.mu.Lock()
+	delete(ts.byID, t.id)
+	ts.ended[t.id] = true
+	ts.mu.Unlock()
+	t.cancel()
+	t.mu.Lock()
+	if t.logFile != nil {
+		t.logFile.Close()
+		t.logFile = nil
+	}
+	t.mu.Unlock()
+}
+
+// abandon forgets a task whose call failed before it started.
+func (ts *tasks) abandon(id string) {
+	ts.mu.Lock()
+	delete(ts.byID, id)
+	ts.ended[id] = true
+	ts.mu.Unlock()
+}
+
+// control serves task.send() and task.cancel().
+func (ts *tasks) control(ctx context.Context, p *taskParams) error {
+	ts.mu.Lock()
+	if ts.ended[p.ID] {
+		ts.mu.Unlock()
+		if p.Op == "cancel" {
+			return nil // already over
+		}
+		return pyErr("RuntimeError", "task %s has finished; it takes no more messages", p.ID)
+	}
+	t := ts.slot(p.ID)
+	switch p.Op {
+	case "cancel":
+		t.cancelled = true
+		if t.cancel != nil {
+			t.cancel()
+		}
+		ts.mu.Unlock()
+		return nil
+	case "send":
+		ts.mu.Unlock()
+		msg := p.Message
+		if len(msg) == 0 {
+			msg = json.RawMessage("null")
+		}
+		select {
+		case t.inbox <- msg:
+			return nil
+		case <-ctx.Done():
+			return pyErr("TimeoutError", "task %s is not reading its messages", p.ID)
+		}
+	default:
+		ts.mu.Unlock()
+		return pyErr("ValueError", "unknown task operation %q", p.Op)
+	}
+}
+
+func (ts *tasks) cancelAll() {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	for _, t := range ts.byID {
+		t.cancelled = true
+		if t.cancel != nil {
+			t.cancel()
+		}
+	}
+}
+
+// Log appends a line to the task's log.
+func (t *task) Log(line string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.logPath == "" {
+		return
+	}
+	if t.logFile == nil {
+		if err := os.MkdirAll(filepath.Dir(t.logPath), 0o755); err != nil {
+			t.log.Warn("task log", "task", t.id, "error", err)
+			t.logPath = ""
+			return
+		}
+		f, err := os.OpenFile(t.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			t.log.Warn("task log", "task", t.id, "error", err)
+			t.logPath = ""
+			return
+		}
+		t.logFile = f
+	}
+	line = strings.TrimRight(line, "\n")
+	if _, err := t.logFile.WriteString(line + "\n"); err != nil {
+		t.log.Warn("task log", "task", t.id, "error", err)
+	}
+}
+
+// Progress appends a progress line to the task's log:
+// "[3/10] (30%) message", or "progress: 3 message" without a total.
+func (t *task) Progress(progress, total float64, message string) {
+	var line string
+	if total > 0 {
+		line = fmt.Sprintf("[%g/%g] (%.0f%%)", progress, total, 100*progress/total)
+	} else {
+		line = fmt.Sprintf("progress: %g", progress)
+	}
+	if message != "" {
+		line += " " + message
+	}
+	t.Log(line)
+}
