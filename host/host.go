@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"path"
@@ -165,7 +166,48 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 	if s.files, err = newFSMap(roots...); err != nil {
 		return opts, err
 	}
+	// Deno's path permissions follow symlinks: a link in a granted directory
+	// that leads out of every granted directory would open that target to
+	// the sandbox. Refuse to start rather than leak.
+	for _, r := range s.files {
+		if err := checkSymlinks(r.prefix, r.dir, s.files); err != nil {
+			return opts, err
+		}
+	}
 	return opts, nil
+}
+
+// maxScan bounds the symlink check of one directory tree.
+const maxScan = 200_000
+
+// checkSymlinks walks dir and fails on a symlink that resolves outside every
+// root of the map.
+func checkSymlinks(prefix, dir string, roots fsMap) error {
+	seen := 0
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // unreadable entries are unreadable to the sandbox too
+		}
+		if seen++; seen > maxScan {
+			return filepath.SkipAll
+		}
+		if d.Type()&fs.ModeSymlink == 0 {
+			return nil
+		}
+		target, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return nil // dangling: nothing to read
+		}
+		for _, r := range roots {
+			if target == r.dir || strings.HasPrefix(target, r.dir+string(filepath.Separator)) {
+				return nil
+			}
+		}
+		rel, _ := filepath.Rel(dir, p)
+		return configErrorf("%s/%s is a symlink to %s, outside the directories the sandbox may read; "+
+			"Deno's permissions follow symlinks, so it would expose that path: remove the link or mount its target",
+			prefix, filepath.ToSlash(rel), target)
+	})
 }
 
 // mountTarget turns a mount's name ("data", "/data", "data/sub") into its

@@ -234,15 +234,15 @@ func TestFilesystemIsolation(t *testing.T) {
 	secret := filepath.Join(secretDir, "secret.txt")
 	os.WriteFile(secret, []byte("top secret"), 0o644)
 	mnt := t.TempDir()
-	// A symlink planted in a mount that points outside it.
-	os.Symlink(secret, filepath.Join(mnt, "link.txt"))
+	// A link within the mount is fine.
+	os.WriteFile(filepath.Join(mnt, "real.txt"), []byte("inside"), 0o644)
+	os.Symlink(filepath.Join(mnt, "real.txt"), filepath.Join(mnt, "link.txt"))
 	sb := newSandbox(t, host.Config{Mounts: map[string]host.Mount{"data": {Source: mnt}}})
 
 	attempts := map[string]string{
 		"python open":             `open("/etc/passwd").read()`,
 		"python secret":           `open(` + quote(secret) + `).read()`,
 		"traversal":               `open("/workspace/../../../../etc/passwd").read()`,
-		"symlink in a mount":      `open("/mnt/data/link.txt").read()`,
 		"js import Deno":          `from js import Deno; Deno.readTextFileSync("/etc/passwd")`,
 		"js globalThis":           `import js; js.globalThis.Deno.readTextFileSync("/etc/passwd")`,
 		"function constructor":    `import js; js.Object.constructor("return Deno")().readTextFileSync("/etc/passwd")`,
@@ -261,6 +261,19 @@ func TestFilesystemIsolation(t *testing.T) {
 	// The sandbox survives all of this.
 	if got := value(t, exec(t, sb, "'still here'")); got != "still here" {
 		t.Errorf("after attempts: %v", got)
+	}
+
+	// A symlink in a mount that leads out of it would be followed by Deno's
+	// permission check: the host refuses to start with it.
+	os.MkdirAll(filepath.Join(mnt, "sub"), 0o755)
+	os.Symlink(secretDir, filepath.Join(mnt, "sub", "escape"))
+	_, err := host.New(t.Context(), host.Config{
+		RuntimeDir: testenv.Runtime(t).Dir, CacheDir: testenv.CacheDir(t),
+		Mounts: map[string]host.Mount{"data": {Source: mnt}},
+	})
+	var ce *host.ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "/mnt/data/sub/escape is a symlink to "+secretDir) {
+		t.Errorf("a mount with an escaping symlink: %v", err)
 	}
 }
 

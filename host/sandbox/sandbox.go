@@ -141,6 +141,16 @@ func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 		}
 	}
 	p, info, err := s.boot(ctx)
+	if err != nil && s.snapshot != "" {
+		// A snapshot that does not boot (truncated, or from an incompatible
+		// build) is rebuilt once, loudly.
+		s.log.Error("booting from the snapshot failed; rebuilding it", "snapshot", s.snapshot, "error", err)
+		_ = os.Remove(s.snapshot)
+		if s.snapshot, err = ensureSnapshot(ctx, s.log, opts.CacheDir, s.runnerDir, opts.Runtime); err != nil {
+			return nil, fmt.Errorf("rebuilding the snapshot: %w", err)
+		}
+		p, info, err = s.boot(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -301,3 +301,34 @@ func TestInfo(t *testing.T) {
 		t.Errorf("info: %+v", info)
 	}
 }
+
+// A fatal error of the Python runtime ("Pyodide already fatally failed") is
+// reported for the execution in flight, and the sandbox restarts.
+func TestFatalRuntimeErrorRestarts(t *testing.T) {
+	t.Parallel()
+	sb := start(t, sandbox.Options{})
+	run(t, sb, "kept = 1")
+	pid := sb.PID()
+	r := run(t, sb, "import pyodide_js\npyodide_js._api.fatal_error(RuntimeError('boom'))")
+	wantError(t, r, sandbox.ErrorTypeCrash, "all state was lost")
+	waitFor(t, "a restart", func() bool { p := sb.PID(); return p != 0 && p != pid })
+	if got := output(t, run(t, sb, "'fresh'")); got != "fresh" {
+		t.Errorf("after a fatal error: %v", got)
+	}
+	wantError(t, run(t, sb, "kept"), "NameError", "kept")
+}
+
+// The host's RSS watchdog kills a process above its hard limit, even when
+// the allocation is within the WebAssembly cap, and the sandbox restarts.
+func TestHardMemoryLimit(t *testing.T) {
+	t.Parallel()
+	sb := start(t, sandbox.Options{MemoryMB: 1024, HardMemoryMB: 400})
+	r := run(t, sb, "import time\nb = b'x' * (500 * 1024 * 1024)\ntime.sleep(5)")
+	wantError(t, r, "MemoryError", "memory limit (400 MB)")
+	if !strings.Contains(r.Error.Message, "state was lost") {
+		t.Errorf("message: %s", r.Error.Message)
+	}
+	if got := output(t, run(t, sb, "'fine'")); got != "fine" {
+		t.Errorf("after the kill: %v", got)
+	}
+}

@@ -344,6 +344,21 @@ pbx._configure(
 const runCode = pbx.run;
 const pyInterrupt = pbx.interrupt;
 
+// A fatal error leaves Pyodide unusable ("Pyodide already fatally failed"):
+// answer the execution in flight, then exit so that the host restarts us.
+let fatalCause: string | null = null;
+const EXIT_FATAL = 70;
+let signalFatal: (body: string) => void = () => {};
+// Resolves (with an empty body) when Pyodide fails fatally: the execution in
+// flight may never settle after that.
+const fatalSignal = new Promise<string>((resolve) => (signalFatal = resolve));
+py._api.on_fatal = (e: Any) => {
+  fatalCause = String(e?.message ?? e).split("\n")[0].slice(0, 300);
+  console.error("the Python runtime failed fatally:", fatalCause);
+  if (!current) Deno.exit(EXIT_FATAL);
+  signalFatal("");
+};
+
 globalThis.addEventListener("unhandledrejection", (e: PromiseRejectionEvent) => {
   e.preventDefault();
   const msg = String(e.reason?.message ?? e.reason);
@@ -403,7 +418,7 @@ async function exec(id: number, params: { code: string; timeout?: number }): Pro
   if (timeout > 0) io.postMessage({ arm: timeout * 1000, seq: run.seq });
   let body: string;
   try {
-    body = await runCode.callPromising(params.code);
+    body = await Promise.race([runCode.callPromising(params.code), fatalSignal]);
   } catch (e) {
     // run() catches everything Python raises; this is a failure of the runtime.
     body = JSON.stringify({
@@ -424,13 +439,24 @@ async function exec(id: number, params: { code: string; timeout?: number }): Pro
       body = JSON.stringify(r);
     }
   }
-  const files = userFiles();
+  if (fatalCause !== null) {
+    body = JSON.stringify({
+      output: null,
+      error: {
+        type: "SandboxCrashed",
+        message: `The Python runtime failed fatally (${fatalCause}); ` +
+          "the sandbox was restarted and all state was lost.",
+      },
+    });
+  }
+  const files = fatalCause === null ? userFiles() : [];
   changed.clear();
   // body is {"output":...,"error":...}: splice in the streams and files.
   sendRaw(
     `{"id":${id},"result":${body.slice(0, -1)},"stdout":${JSON.stringify(stdout.take())},` +
       `"stderr":${JSON.stringify(stderr.take())},"files":${JSON.stringify(files)}}}`,
   );
+  if (fatalCause !== null) Deno.exit(EXIT_FATAL);
 }
 
 function reply(id: number, result: unknown): void {

@@ -1,0 +1,81 @@
+package sandbox_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/parselbox/parselbox/host/sandbox"
+	"github.com/parselbox/parselbox/internal/testenv"
+)
+
+// snapshots lists the snapshot files in a cache directory.
+func snapshots(t *testing.T, cache string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(cache, "snapshots", "pyodide-*.snap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestSnapshotLifecycle builds a snapshot in a fresh cache on the first
+// start, loads it on the next, removes stale ones, and recovers from a
+// corrupt one. (The builds make this test take ~10-20 s.)
+func TestSnapshotLifecycle(t *testing.T) {
+	t.Parallel()
+	cache := t.TempDir()
+	os.MkdirAll(filepath.Join(cache, "snapshots"), 0o700)
+	stale := filepath.Join(cache, "snapshots", "pyodide-0.0.1-0123456789abcdef.snap")
+	os.WriteFile(stale, []byte("an old snapshot"), 0o600)
+
+	first := start(t, sandbox.Options{CacheDir: cache})
+	if !first.Ready().Snapshot {
+		t.Fatal("first start did not boot from the snapshot it built")
+	}
+	snaps := snapshots(t, cache)
+	if len(snaps) != 1 || snaps[0] == stale {
+		t.Fatalf("snapshots after the build: %v (the stale one must be gone)", snaps)
+	}
+	built, _ := os.Stat(snaps[0])
+	first.Close()
+
+	second := start(t, sandbox.Options{CacheDir: cache})
+	if !second.Ready().Snapshot {
+		t.Error("second start did not load the snapshot")
+	}
+	if fi, _ := os.Stat(snaps[0]); !fi.ModTime().Equal(built.ModTime()) {
+		t.Error("second start rebuilt the snapshot")
+	}
+	if got := output(t, run(t, second, "1 + 1")); got != 2.0 {
+		t.Errorf("exec after snapshot boot: %v", got)
+	}
+	second.Close()
+
+	// A corrupt snapshot is rebuilt, not fatal.
+	if err := os.WriteFile(snaps[0], []byte("garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	third := start(t, sandbox.Options{CacheDir: cache})
+	if got := output(t, run(t, third, "'recovered'")); got != "recovered" {
+		t.Errorf("after a corrupt snapshot: %v", got)
+	}
+	if fi, err := os.Stat(snaps[0]); err != nil || fi.Size() < 1<<20 {
+		t.Errorf("corrupt snapshot not rebuilt: %v", err)
+	}
+}
+
+// TestColdBoot boots without any snapshot: the bootstrap runs in-process.
+func TestColdBoot(t *testing.T) {
+	t.Parallel()
+	sb := start(t, sandbox.Options{NoSnapshot: true})
+	if sb.Ready().Snapshot {
+		t.Error("NoSnapshot booted from a snapshot")
+	}
+	if got := output(t, run(t, sb, "import sys; sys.version_info[:2] >= (3, 12)")); got != true {
+		t.Errorf("cold boot exec: %v", got)
+	}
+	_ = testenv.Runtime
+}
