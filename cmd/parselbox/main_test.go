@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/internal/testenv"
+)
+
+// runCLI runs the command in-process with the test runtime and cache.
+func runCLI(t *testing.T, stdin string, args ...string) (int, execOutput, string) {
+	t.Helper()
+	rt := testenv.Runtime(t)
+	if len(args) > 0 && args[0] == "exec" {
+		args = append([]string{"exec", "--runtime-dir", rt.Dir, "--cache-dir", testenv.CacheDir(t)}, args[1:]...)
+	}
+	var out, errb bytes.Buffer
+	code := run(t.Context(), args, strings.NewReader(stdin), &out, &errb)
+	var res execOutput
+	if out.Len() > 0 && args[0] == "exec" {
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+			t.Fatalf("stdout is not one JSON object: %v\n%s", err, out.String())
+		}
+	}
+	return code, res, errb.String()
+}
+
+func TestExecExitStatus(t *testing.T) {
+	t.Parallel()
+	code, res, _ := runCLI(t, "", "exec", "x = 6 * 7\nx")
+	if code != exitOK || string(res.Output) != "42" || res.Error != nil || res.Files == nil {
+		t.Errorf("success: exit %d, %+v", code, res)
+	}
+	code, res, _ = runCLI(t, "", "exec", "1/0")
+	if code != exitRaised || res.Error == nil || res.Error.Type != "ZeroDivisionError" {
+		t.Errorf("raised: exit %d, %+v", code, res)
+	}
+	code, res, _ = runCLI(t, "print('from stdin')\n'ok'", "exec", "-")
+	if code != exitOK || res.Stdout != "from stdin\n" || string(res.Output) != `"ok"` {
+		t.Errorf("stdin: exit %d, %+v", code, res)
+	}
+}
+
+func TestExecUsageErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.hcl")
+	os.WriteFile(bad, []byte("memory = 256\nnetwrok = true\n"), 0o644)
+	for name, args := range map[string][]string{
+		"no code":        {"exec"},
+		"two codes":      {"exec", "1", "2"},
+		"unknown flag":   {"exec", "--nope", "1"},
+		"bad env":        {"exec", "--env", "NOEQUALS", "1"},
+		"bad mount":      {"exec", "--mount", "a:b:c:d", "1"},
+		"missing mount":  {"exec", "--mount", "/nonexistent/dir:data", "1"},
+		"bad config":     {"exec", "--config", bad, "1"},
+		"bad memory":     {"exec", "--memory", "0", "1"},
+		"bad allow-net":  {"exec", "--allow-net", "nohostport", "1"},
+		"unknown cmd":    {"frobnicate"},
+		"missing config": {"exec", "--config", filepath.Join(dir, "none.hcl"), "1"},
+	} {
+		code, _, stderr := runCLI(t, "", args...)
+		if code != exitUsage {
+			t.Errorf("%s: exit %d, want %d; stderr: %s", name, code, exitUsage, stderr)
+		}
+		if name == "bad config" && !strings.Contains(stderr, "bad.hcl:2") {
+			t.Errorf("config error does not name file and line: %s", stderr)
+		}
+	}
+}
+
+// Flags override the file; the file overrides the defaults.
+func TestFlagsOverrideConfig(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "parselbox.yaml")
+	os.WriteFile(cfgPath, []byte("timeout: 30\nmemory: 512\nenv:\n  FROM_FILE: file\n  BOTH: file\n"), 0o644)
+	f := newSandboxFlags(flagSet())
+	if err := f.fs.Parse([]string{"--config", cfgPath, "--memory", "1024", "--env", "BOTH=flag", "--mount", "/src/data:/d:rw", "--mount", "/src/other", "--timeout", "0"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := f.config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Memory != 1024 || cfg.Timeout >= 0 {
+		t.Errorf("memory %d, timeout %v", cfg.Memory, cfg.Timeout)
+	}
+	if diff := cmp.Diff(map[string]string{"FROM_FILE": "file", "BOTH": "flag"}, cfg.Env); diff != "" {
+		t.Errorf("env (-want +got):\n%s", diff)
+	}
+	want := map[string]host.Mount{"d": {Source: "/src/data", Mode: "rw"}, "other": {Source: "/src/other", Mode: "ro"}}
+	if diff := cmp.Diff(want, cfg.Mounts); diff != "" {
+		t.Errorf("mounts (-want +got):\n%s", diff)
+	}
+
+	// Without flags, the file's values stand.
+	f = newSandboxFlags(flagSet())
+	f.fs.Parse([]string{"--config", cfgPath})
+	cfg, _ = f.config()
+	if cfg.Memory != 512 || cfg.Timeout.Seconds() != 30 {
+		t.Errorf("file values: memory %d, timeout %v", cfg.Memory, cfg.Timeout)
+	}
+}
+
+func TestExecFilesAndMounts(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	in := filepath.Join(t.TempDir(), "in.txt")
+	os.WriteFile(in, []byte("input"), 0o644)
+	mnt := t.TempDir()
+	os.WriteFile(filepath.Join(mnt, "m.txt"), []byte("mounted"), 0o644)
+	code, res, stderr := runCLI(t, "", "exec", "--output-dir", out, "--file", in, "--mount", mnt+":data",
+		"--env", "K=V", "open('o.txt','w').write(open('/files/in.txt').read() + open('/mnt/data/m.txt').read())\nimport os\nos.environ['K']")
+	if code != exitOK || string(res.Output) != `"V"` {
+		t.Fatalf("exit %d, %+v, %s", code, res, stderr)
+	}
+	if diff := cmp.Diff([]string{"/workspace/o.txt"}, res.Files); diff != "" {
+		t.Errorf("files (-want +got):\n%s", diff)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "o.txt")); string(b) != "inputmounted" {
+		t.Errorf("output file: %q", b)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	if code := run(t.Context(), []string{"version"}, nil, &out, &out); code != 0 || !strings.HasPrefix(out.String(), "parselbox ") {
+		t.Errorf("version: %d %q", code, out.String())
+	}
+}
+
+func flagSet() *flag.FlagSet {
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
