@@ -1,0 +1,352 @@
+package router
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/parselbox/parselbox/host/sandbox"
+	"github.com/parselbox/parselbox/sdk"
+)
+
+// fakeBridge is a collaborator of the router under test: a description and
+// a func that answers calls.
+type fakeBridge struct {
+	desc *sdk.Description
+	call func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error)
+}
+
+func (f *fakeBridge) Describe(context.Context) (*sdk.Description, error)     { return f.desc, nil }
+func (f *fakeBridge) Configure(context.Context, *sdk.ConfigureRequest) error { return nil }
+func (f *fakeBridge) CallTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	return f.call(ctx, req)
+}
+
+var echoDesc = &sdk.Description{
+	Name:        "echo",
+	Description: "Echoes.",
+	Namespaces:  []sdk.NamespaceInfo{{Path: "deep.er", Description: "Deeper."}},
+	Tools: []sdk.ToolInfo{
+		{Name: "say", Description: "Says it.", Params: []string{"text", "times"},
+			InputSchema:  json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"times":{"type":"integer"}}}`),
+			OutputSchema: json.RawMessage(`{"type":"object","properties":{"result":{"type":"string"}},"x-internal":1}`)},
+		{Name: "get-user.v2", Description: "Not an identifier."},
+		{Name: "deep.er.probe", Params: []string{"x"}},
+		{Name: "deep.ping"},
+	},
+}
+
+// echoRouter routes to a bridge that returns the arguments it got.
+func echoRouter(t *testing.T, opts Options) (*Router, *[]*sdk.CallToolRequest) {
+	t.Helper()
+	var mu sync.Mutex
+	var got []*sdk.CallToolRequest
+	b := &fakeBridge{desc: echoDesc, call: func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		mu.Lock()
+		got = append(got, req)
+		mu.Unlock()
+		return &sdk.CallToolResult{Content: req.Arguments}, nil
+	}}
+	if opts.TaskDir == "" {
+		opts.TaskDir = t.TempDir()
+	}
+	r := New(opts)
+	if err := r.Add(t.Context(), "echo", "plugin", b); err != nil {
+		t.Fatal(err)
+	}
+	return r, &got
+}
+
+func serve(t *testing.T, r *Router, method, params string) (string, error) {
+	t.Helper()
+	v, err := r.ServeSandbox(t.Context(), method, json.RawMessage(params))
+	if err != nil {
+		return "", err
+	}
+	b, _ := json.Marshal(v)
+	return string(b), nil
+}
+
+func TestCallBinding(t *testing.T) {
+	t.Parallel()
+	r, _ := echoRouter(t, Options{})
+	tests := map[string]struct{ params, want, errType string }{
+		"kwargs":       {`{"path":"echo.say","kwargs":{"text":"hi"}}`, `{"text":"hi"}`, ""},
+		"positional":   {`{"path":"echo.say","args":["hi",2]}`, `{"text":"hi","times":2}`, ""},
+		"mixed":        {`{"path":"echo.say","args":["hi"],"kwargs":{"times":3}}`, `{"text":"hi","times":3}`, ""},
+		"bytes":        {`{"path":"echo.say","args":[{"__b64__":"AP8="}]}`, `{"text":"AP8="}`, ""},
+		"nested bytes": {`{"path":"echo.say","kwargs":{"text":[{"__b64__":"AA=="},{"k":{"__b64__":"AQ=="}}]}}`, `{"text":["AA==",{"k":"AQ=="}]}`, ""},
+		"python name":  {`{"path":"echo.get_user.v2"}`, `{}`, ""},
+		"original":     {`{"path":"echo.get-user.v2"}`, `{}`, ""},
+		"nested":       {`{"path":"echo.deep.er.probe","args":[1]}`, `{"x":1}`, ""},
+		"too many":     {`{"path":"echo.say","args":[1,2,3]}`, "", "ValueError"},
+		"duplicate":    {`{"path":"echo.say","args":["a"],"kwargs":{"text":"b"}}`, "", "ValueError"},
+		"unknown tool": {`{"path":"echo.nope"}`, "", "AttributeError"},
+		"unknown ns":   {`{"path":"nope.say"}`, "", "AttributeError"},
+		"namespace":    {`{"path":"echo.deep"}`, "", "AttributeError"},
+	}
+	for name, tt := range tests {
+		got, err := serve(t, r, "call", tt.params)
+		if tt.errType != "" {
+			var re *sandbox.RemoteError
+			if !errors.As(err, &re) || re.Type != tt.errType {
+				t.Errorf("%s: want %s, got %v", name, tt.errType, err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("%s: got %s, %v; want %s", name, got, err, tt.want)
+		}
+	}
+}
+
+func TestToolErrorsMapToPython(t *testing.T) {
+	t.Parallel()
+	codes := map[sdk.ErrorCode]string{
+		sdk.CodePermission: "PermissionError", sdk.CodeTimeout: "TimeoutError", sdk.CodeInvalidArgument: "ValueError",
+		sdk.CodeNotFound: "AttributeError", sdk.CodeInternal: "RuntimeError", sdk.CodeCancelled: "CancelledError",
+		sdk.CodeUnavailable: "ConnectionError", "something-new": "RuntimeError",
+	}
+	for code, want := range codes {
+		b := &fakeBridge{desc: &sdk.Description{Tools: []sdk.ToolInfo{{Name: "f"}}}, call: func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{IsError: true, Error: &sdk.ToolError{Code: code, Message: "the bridge's words"}}, nil
+		}}
+		r := New(Options{})
+		r.Add(t.Context(), "b", "plugin", b)
+		_, err := serve(t, r, "call", `{"path":"b.f"}`)
+		var re *sandbox.RemoteError
+		if !errors.As(err, &re) || re.Type != want || re.Message != "the bridge's words" {
+			t.Errorf("%s: got %v, want %s", code, err, want)
+		}
+	}
+	// A failure to reach the bridge names it.
+	b := &fakeBridge{desc: &sdk.Description{Tools: []sdk.ToolInfo{{Name: "f"}}}, call: func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return nil, errors.New("connection refused")
+	}}
+	r := New(Options{})
+	r.Add(t.Context(), "gone", "plugin", b)
+	_, err := serve(t, r, "call", `{"path":"gone.f"}`)
+	var re *sandbox.RemoteError
+	if !errors.As(err, &re) || re.Type != "ConnectionError" || !strings.Contains(re.Message, `bridge "gone"`) {
+		t.Errorf("unreachable bridge: %v", err)
+	}
+}
+
+type refuser struct{ calls []string }
+
+func (h *refuser) PreToolCall(_ context.Context, c *Call) error {
+	h.calls = append(h.calls, c.Path)
+	if strings.HasSuffix(c.Path, "ping") {
+		return errors.New("no pinging")
+	}
+	return nil
+}
+
+func (h *refuser) PostToolCall(context.Context, *Call, json.RawMessage) error { return nil }
+
+func TestHookRefusal(t *testing.T) {
+	t.Parallel()
+	h := &refuser{}
+	r, got := echoRouter(t, Options{Hooks: h})
+	_, err := serve(t, r, "call", `{"path":"echo.deep.ping"}`)
+	var re *sandbox.RemoteError
+	if !errors.As(err, &re) || re.Type != "PermissionError" || re.Message != "no pinging" {
+		t.Errorf("refused call: %v", err)
+	}
+	if len(*got) != 0 {
+		t.Errorf("the refused call reached the bridge")
+	}
+	serve(t, r, "call", `{"path":"echo.say","args":["x"]}`)
+	if diff := cmp.Diff([]string{"echo.deep.ping", "echo.say"}, h.calls); diff != "" {
+		t.Errorf("hook saw (-want +got):\n%s", diff)
+	}
+}
+
+func TestHelpTree(t *testing.T) {
+	t.Parallel()
+	r, _ := echoRouter(t, Options{})
+	got, err := r.help("echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `Description: Echoes.
+
+Methods:
+├── say()
+├── deep
+│   ├── ping()
+│   └── er
+│       └── probe()
+└── get_user
+    └── v2()`
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tree (-want +got):\n%s", diff)
+	}
+	doc, _ := r.help("echo.say")
+	m := doc.(map[string]any)
+	if m["description"] != "Says it." || !cmp.Equal(m["output"], map[string]any{"type": "string"}) {
+		t.Errorf("tool doc: %v", m)
+	}
+	if sub, _ := r.help("echo.deep.er"); !strings.HasPrefix(sub.(string), "Description: Deeper.") {
+		t.Errorf("nested namespace doc: %v", sub)
+	}
+	if names, _ := r.dir("echo.deep"); !cmp.Equal(names, []string{"er", "ping"}) {
+		t.Errorf("dir: %v", names)
+	}
+}
+
+func TestSearchAndInspect(t *testing.T) {
+	t.Parallel()
+	r, _ := echoRouter(t, Options{})
+	got := r.search("SAYS")
+	want := map[string][]map[string]string{"echo (plugin)": {{"path": "echo.say", "description": "Says it."}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("search (-want +got):\n%s", diff)
+	}
+	if got := r.search("probe|ping"); len(got["echo (plugin)"]) != 2 {
+		t.Errorf("regex search: %v", got)
+	}
+	if got := r.search("[unclosed"); len(got) != 0 {
+		t.Errorf("invalid regex as text: %v", got)
+	}
+	if got := r.search("times"); len(got["echo (plugin)"]) != 1 {
+		t.Errorf("search by parameter: %v", got)
+	}
+	if got := r.search("inspect"); len(got) != 0 {
+		t.Errorf("sbx's own tools are searched: %v", got)
+	}
+	ins := r.inspect([]string{"echo.deep", "echo.say", "echo.zzz", "other.x"})
+	if !cmp.Equal(ins["echo.deep"], map[string]any{"methods": []string{"ping"}, "namespaces": []string{"er"}}) {
+		t.Errorf("inspect namespace: %v", ins["echo.deep"])
+	}
+	if _, ok := ins["other.x"]; ok || ins["echo.zzz"] == nil {
+		t.Errorf("inspect: %v", ins)
+	}
+}
+
+func TestPreview(t *testing.T) {
+	t.Parallel()
+	var deep any = "deep"
+	for range 6 {
+		deep = map[string]any{"k": deep}
+	}
+	in := map[string]any{"list": []any{1, 2, 3}, "one": []any{"a"}, "s": strings.Repeat("é", 250), "deep": deep}
+	got := Preview(in).(map[string]any)
+	if diff := cmp.Diff([]any{1, 2, "...(1 more item)"}, got["list"]); diff != "" {
+		t.Errorf("list (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]any{"a"}, got["one"]); diff != "" {
+		t.Errorf("short list (-want +got):\n%s", diff)
+	}
+	if s := got["s"].(string); len([]rune(s)) != 203 {
+		t.Errorf("string cut at %d runes", len([]rune(s)))
+	}
+	d := got["deep"]
+	for range 4 {
+		d = d.(map[string]any)["k"]
+	}
+	if d != "...(max depth reached)" {
+		t.Errorf("depth: %v", d)
+	}
+}
+
+func TestTaskMessagesBeforeTheCallArrives(t *testing.T) {
+	t.Parallel()
+	received := make(chan string, 3)
+	b := &fakeBridge{desc: &sdk.Description{Tools: []sdk.ToolInfo{{Name: "listen"}}}, call: func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		for range 2 {
+			select {
+			case m := <-req.Messages():
+				received <- string(m)
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		req.Log("line one")
+		req.Progress(1, 4, "a quarter")
+		return &sdk.CallToolResult{Content: json.RawMessage(`"done"`)}, nil
+	}}
+	dir := t.TempDir()
+	r := New(Options{TaskDir: dir})
+	r.Add(t.Context(), "b", "plugin", b)
+	// The sends overtake the call, as concurrent serving allows.
+	for _, m := range []string{`"first"`, `"second"`} {
+		if _, err := serve(t, r, "task", `{"op":"send","id":"b_1","message":`+m+`}`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := serve(t, r, "call", `{"path":"b.listen","task_id":"b_1"}`); err != nil || got != `"done"` {
+		t.Fatalf("call: %s %v", got, err)
+	}
+	if a, b := <-received, <-received; a != `"first"` || b != `"second"` {
+		t.Errorf("order: %s, %s", a, b)
+	}
+	log, _ := readFile(dir + "/b_1.log")
+	if log != "line one\n[1/4] (25%) a quarter\n" {
+		t.Errorf("log: %q", log)
+	}
+	// After the task ended, a send is an error and a cancel is a no-op.
+	if _, err := serve(t, r, "task", `{"op":"send","id":"b_1","message":"late"}`); err == nil {
+		t.Error("send to a finished task succeeded")
+	}
+	if _, err := serve(t, r, "task", `{"op":"cancel","id":"b_1"}`); err != nil {
+		t.Errorf("cancel of a finished task: %v", err)
+	}
+}
+
+func TestTaskCancelReachesTheBridge(t *testing.T) {
+	t.Parallel()
+	sawCancel := make(chan struct{})
+	b := &fakeBridge{desc: &sdk.Description{Tools: []sdk.ToolInfo{{Name: "wait"}}}, call: func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		<-ctx.Done()
+		close(sawCancel)
+		return nil, ctx.Err()
+	}}
+	r := New(Options{TaskDir: t.TempDir()})
+	r.Add(t.Context(), "b", "plugin", b)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := serve(t, r, "call", `{"path":"b.wait","task_id":"b_2"}`)
+		errc <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if _, err := serve(t, r, "task", `{"op":"cancel","id":"b_2"}`); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-sawCancel:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the bridge never saw the cancellation")
+	}
+	var re *sandbox.RemoteError
+	if err := <-errc; !errors.As(err, &re) || re.Type != "CancelledError" {
+		t.Errorf("cancelled call: %v", err)
+	}
+}
+
+func TestPythonPath(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"get-user":     "get_user",
+		"a.b-c.d":      "a.b_c.d",
+		"2fa":          "_2fa",
+		"ok_name9":     "ok_name9",
+		"with space.x": "with_space.x",
+		"ünïcode":      "_n_code",
+	} {
+		if got := pythonPath(in); got != want {
+			t.Errorf("pythonPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func readFile(p string) (string, error) {
+	b, err := os.ReadFile(p)
+	return string(b), err
+}
