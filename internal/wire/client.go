@@ -1,0 +1,226 @@
+package wire
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	bridgev1 "github.com/parselbox/parselbox/proto/parselbox/bridge/v1"
+	"github.com/parselbox/parselbox/sdk"
+)
+
+// DefaultCancelGrace is ClientOptions.CancelGrace when it is zero.
+const DefaultCancelGrace = 5 * time.Second
+
+// maxMessageSize bounds one gRPC message sent to or received from the
+// bridge's callback connection (the plugin connection itself is unbounded,
+// as go-plugin dials it).
+const maxMessageSize = 64 << 20
+
+// ClientOptions configure a Client.
+type ClientOptions struct {
+	// CancelGrace is how long CallTool waits, once its context is cancelled,
+	// for the bridge to answer the cancel with its result; then it abandons
+	// the call and returns a CodeCancelled result itself. Zero means
+	// DefaultCancelGrace.
+	CancelGrace time.Duration
+}
+
+// Client is the host side of one bridge plugin: it implements
+// sdk.BridgeServer and sdk.Shutdowner over the plugin's gRPC connection. It
+// is safe for concurrent use; every CallTool is its own stream.
+//
+// Errors: a failure that the bridge reports is a *sdk.ToolError; a broken
+// connection wraps ErrUnavailable; a cancelled context is returned as is.
+type Client struct {
+	rpc    bridgev1.BridgeClient
+	broker *plugin.GRPCBroker
+	done   context.Context // done when the plugin's process has exited
+	grace  time.Duration
+}
+
+// NewClient returns a Client over conn. done is done when the plugin's
+// process has gone (go-plugin passes such a context to
+// GRPCPlugin.GRPCClient); broker serves the host's callbacks, and may be nil
+// when there are none.
+func NewClient(done context.Context, conn grpc.ClientConnInterface, broker *plugin.GRPCBroker, opts ClientOptions) *Client {
+	if done == nil {
+		done = context.Background()
+	}
+	grace := opts.CancelGrace
+	if grace <= 0 {
+		grace = DefaultCancelGrace
+	}
+	return &Client{rpc: bridgev1.NewBridgeClient(conn), broker: broker, done: done, grace: grace}
+}
+
+// Describe implements sdk.BridgeServer.
+func (c *Client) Describe(ctx context.Context) (*sdk.Description, error) {
+	resp, err := c.rpc.Describe(ctx, &bridgev1.DescribeRequest{})
+	if err != nil {
+		return nil, c.rpcError(ctx, "describing the bridge", err)
+	}
+	return describeFromPB(resp), nil
+}
+
+// Configure implements sdk.BridgeServer. When req.Host is set, the client
+// serves it to the bridge on a broker connection (the bridge sees it as its
+// ConfigureRequest.Host).
+func (c *Client) Configure(ctx context.Context, req *sdk.ConfigureRequest) error {
+	cfg := req.Config
+	if len(cfg) == 0 {
+		cfg = json.RawMessage(`{}`)
+	}
+	var id uint32
+	if req.Host != nil && c.broker != nil {
+		id = c.broker.NextId()
+		host := &hostServer{host: req.Host}
+		go c.broker.AcceptAndServe(id, func(opts []grpc.ServerOption) *grpc.Server {
+			opts = append(opts, grpc.MaxRecvMsgSize(maxMessageSize), grpc.MaxSendMsgSize(maxMessageSize))
+			s := grpc.NewServer(opts...)
+			bridgev1.RegisterHostServer(s, host)
+			return s
+		})
+	}
+	_, err := c.rpc.Configure(ctx, &bridgev1.ConfigureRequest{Config: cfg, HostBrokerId: id})
+	if err != nil {
+		return c.rpcError(ctx, "configuring the bridge", err)
+	}
+	return nil
+}
+
+// Shutdown implements sdk.Shutdowner. A bridge that does not implement the
+// Shutdown RPC has nothing to clean up.
+func (c *Client) Shutdown(ctx context.Context) error {
+	_, err := c.rpc.Shutdown(ctx, &bridgev1.ShutdownRequest{})
+	if status.Code(err) == codes.Unimplemented {
+		return nil
+	}
+	if err != nil {
+		return c.rpcError(ctx, "shutting the bridge down", err)
+	}
+	return nil
+}
+
+// CallTool implements sdk.BridgeServer. It streams the call's log lines and
+// progress into req.Events and the messages of req.Inbox into the call. When
+// ctx is cancelled it sends a cancel and waits up to CancelGrace for the
+// bridge's result (normally CodeCancelled); after that it abandons the call
+// and returns a CodeCancelled result itself.
+func (c *Client) CallTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// The stream outlives ctx by up to the grace period, so that the bridge
+	// can answer a cancel; it keeps ctx's values.
+	streamCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	stream, err := c.rpc.Call(streamCtx)
+	if err != nil {
+		return nil, c.rpcError(ctx, "calling tool "+req.Name, err)
+	}
+	args := req.Arguments
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	err = stream.Send(&bridgev1.CallRequest{Msg: &bridgev1.CallRequest_Start{Start: &bridgev1.CallStart{
+		Name: req.Name, Arguments: args, TaskId: req.TaskID,
+	}}})
+	if err != nil {
+		// The real error comes from Recv.
+		_, err = stream.Recv()
+		return nil, c.rpcError(ctx, "calling tool "+req.Name, err)
+	}
+
+	var abandoned atomic.Bool
+	if ctx.Done() != nil || req.Inbox != nil {
+		finished := make(chan struct{})
+		defer close(finished)
+		go c.feed(ctx, stream, req.Inbox, finished, func() {
+			abandoned.Store(true)
+			stop()
+		})
+	}
+
+	for {
+		msg, err := stream.Recv()
+		if err != nil {
+			if abandoned.Load() {
+				return sdk.ErrorResult(sdk.Errorf(sdk.CodeCancelled,
+					"call of tool %q cancelled; the bridge did not answer the cancel within %s", req.Name, c.grace)), nil
+			}
+			return nil, c.rpcError(ctx, "calling tool "+req.Name, err)
+		}
+		switch m := msg.GetMsg().(type) {
+		case *bridgev1.CallResponse_Log:
+			req.Log(m.Log.GetLine())
+		case *bridgev1.CallResponse_Progress:
+			req.Progress(m.Progress.GetProgress(), m.Progress.GetTotal(), m.Progress.GetMessage())
+		case *bridgev1.CallResponse_Result:
+			return resultFromPB(m.Result), nil
+		}
+	}
+}
+
+// feed is the only sender on a call's stream after its start: it forwards
+// the inbox's messages in order and, when ctx is cancelled, a cancel; if the
+// bridge has not finished the call CancelGrace later, it calls abandon.
+func (c *Client) feed(ctx context.Context, stream bridgev1.Bridge_CallClient, inbox <-chan json.RawMessage, finished <-chan struct{}, abandon func()) {
+	cancelled := ctx.Done()
+	var grace <-chan time.Time
+	for {
+		select {
+		case <-finished:
+			return
+		case msg, ok := <-inbox:
+			if !ok {
+				inbox = nil
+				continue
+			}
+			if stream.Send(&bridgev1.CallRequest{Msg: &bridgev1.CallRequest_Send{Send: &bridgev1.CallSend{Message: msg}}}) != nil {
+				return // the stream is over; Recv reports why
+			}
+		case <-cancelled:
+			cancelled = nil
+			inbox = nil
+			timer := time.NewTimer(c.grace)
+			defer timer.Stop()
+			grace = timer.C
+			if stream.Send(&bridgev1.CallRequest{Msg: &bridgev1.CallRequest_Cancel{Cancel: &bridgev1.CallCancel{}}}) != nil {
+				return
+			}
+		case <-grace:
+			abandon()
+			return
+		}
+	}
+}
+
+// rpcError classifies the error of an RPC: a failure the bridge reported
+// (a *sdk.ToolError), a cancelled ctx (ctx.Err()), a lost connection
+// (wrapping ErrUnavailable), or something else, wrapped with op.
+func (c *Client) rpcError(ctx context.Context, op string, err error) error {
+	if te, ok := bridgev1.ToolErrorFromStatus(err); ok {
+		return &sdk.ToolError{Code: sdk.ErrorCode(te.GetCode().Slug()), Message: te.GetMessage()}
+	}
+	st, _ := status.FromError(err)
+	switch {
+	case st.Code() == codes.Unavailable || c.done.Err() != nil:
+		return fmt.Errorf("%s: %w (%s)", op, ErrUnavailable, st.Message())
+	case ctx.Err() != nil && (st.Code() == codes.Canceled || st.Code() == codes.DeadlineExceeded):
+		return fmt.Errorf("%s: %w", op, ctx.Err())
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+var (
+	_ sdk.BridgeServer = (*Client)(nil)
+	_ sdk.Shutdowner   = (*Client)(nil)
+)

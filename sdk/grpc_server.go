@@ -1,0 +1,257 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	bridgev1 "github.com/parselbox/parselbox/proto/parselbox/bridge/v1"
+)
+
+// grpcServer serves a BridgeServer as the Bridge gRPC service. Every call
+// into impl is guarded: a panic becomes an error for that RPC, not a dead
+// plugin.
+type grpcServer struct {
+	bridgev1.UnimplementedBridgeServer
+
+	impl   BridgeServer
+	broker *plugin.GRPCBroker // nil when the host offers no broker
+	logger hclog.Logger
+
+	mu       sync.Mutex
+	hostConn *grpc.ClientConn // connection to the host's Host service
+}
+
+func newGRPCServer(impl BridgeServer, broker *plugin.GRPCBroker, logger hclog.Logger) *grpcServer {
+	return &grpcServer{impl: impl, broker: broker, logger: logger}
+}
+
+// Describe implements bridgev1.BridgeServer.
+func (s *grpcServer) Describe(ctx context.Context, _ *bridgev1.DescribeRequest) (*bridgev1.DescribeResponse, error) {
+	var d *Description
+	err := s.guard("Describe", func() (err error) {
+		d, err = s.impl.Describe(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return describeToPB(d), nil
+}
+
+// Configure implements bridgev1.BridgeServer: it dials the host's callback
+// service when the host offers one, then configures impl.
+func (s *grpcServer) Configure(ctx context.Context, req *bridgev1.ConfigureRequest) (*bridgev1.ConfigureResponse, error) {
+	cfg := json.RawMessage(req.GetConfig())
+	if len(cfg) == 0 {
+		cfg = emptyObject
+	}
+	var host HostClient
+	if id := req.GetHostBrokerId(); id != 0 && s.broker != nil {
+		conn, err := s.broker.DialWithOptions(id,
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageSize), grpc.MaxCallSendMsgSize(maxMessageSize)))
+		if err != nil {
+			// A ToolError, not codes.Unavailable: the bridge itself is up.
+			return nil, toStatus(Errorf(CodeUnavailable, "cannot reach the host's callback service: %v", err))
+		}
+		s.setHostConn(conn)
+		host = &hostClient{rpc: bridgev1.NewHostClient(conn)}
+	}
+	err := s.guard("Configure", func() error {
+		return s.impl.Configure(ctx, &ConfigureRequest{Config: cfg, Host: host})
+	})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &bridgev1.ConfigureResponse{}, nil
+}
+
+func (s *grpcServer) setHostConn(conn *grpc.ClientConn) {
+	s.mu.Lock()
+	old := s.hostConn
+	s.hostConn = conn
+	s.mu.Unlock()
+	if old != nil {
+		_ = old.Close()
+	}
+}
+
+// Shutdown implements bridgev1.BridgeServer.
+func (s *grpcServer) Shutdown(ctx context.Context, _ *bridgev1.ShutdownRequest) (*bridgev1.ShutdownResponse, error) {
+	err := s.guard("Shutdown", func() error {
+		if sh, ok := s.impl.(Shutdowner); ok {
+			return sh.Shutdown(ctx)
+		}
+		return nil
+	})
+	s.setHostConn(nil)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &bridgev1.ShutdownResponse{}, nil
+}
+
+// Call implements bridgev1.BridgeServer; see the Call RPC in bridge.proto
+// for the protocol.
+func (s *grpcServer) Call(stream bridgev1.Bridge_CallServer) error {
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	start := first.GetStart()
+	if start == nil {
+		return status.Error(codes.InvalidArgument, "the first message of a call must be a start")
+	}
+	ctx, cancel := context.WithCancel(stream.Context())
+	defer cancel()
+
+	in := newInbox(ctx)
+	go func() {
+		for {
+			msg, err := stream.Recv()
+			if err != nil {
+				return // io.EOF: the host sends no more; otherwise the stream is over
+			}
+			switch m := msg.GetMsg().(type) {
+			case *bridgev1.CallRequest_Send:
+				in.push(json.RawMessage(m.Send.GetMessage()))
+			case *bridgev1.CallRequest_Cancel:
+				cancel()
+			}
+		}
+	}()
+
+	events := &streamEvents{stream: stream}
+	req := &CallToolRequest{
+		Name:      start.GetName(),
+		Arguments: json.RawMessage(start.GetArguments()),
+		TaskID:    start.GetTaskId(),
+		Events:    events,
+		Inbox:     in.ch,
+	}
+	var res *CallToolResult
+	err = s.guard("CallTool "+req.Name, func() (err error) {
+		res, err = s.impl.CallTool(ctx, req)
+		return err
+	})
+	if err != nil {
+		events.close()
+		return toStatus(err)
+	}
+	if res == nil {
+		res = &CallToolResult{Content: nullJSON}
+	}
+	return events.finish(resultToPB(res))
+}
+
+// guard runs f, turning a panic into an error.
+func (s *grpcServer) guard(op string, f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.logger.Error("panic in bridge", "op", op, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			err = Errorf(CodeInternal, "%s panicked: %v", op, r)
+		}
+	}()
+	return f()
+}
+
+// streamEvents sends a call's log lines and progress on its stream. Sends
+// are serialised (a gRPC stream allows one sender at a time), and events
+// reported after the result are dropped.
+type streamEvents struct {
+	mu     sync.Mutex
+	stream bridgev1.Bridge_CallServer
+	done   bool
+}
+
+func (e *streamEvents) Log(line string) {
+	e.send(&bridgev1.CallResponse{Msg: &bridgev1.CallResponse_Log{Log: &bridgev1.CallLog{Line: line}}})
+}
+
+func (e *streamEvents) Progress(progress, total float64, message string) {
+	e.send(&bridgev1.CallResponse{Msg: &bridgev1.CallResponse_Progress{Progress: &bridgev1.CallProgress{
+		Progress: progress, Total: total, Message: message,
+	}}})
+}
+
+func (e *streamEvents) send(msg *bridgev1.CallResponse) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.done {
+		_ = e.stream.Send(msg) // a broken stream cancels the call's context
+	}
+}
+
+// finish sends the result, the last message of the stream.
+func (e *streamEvents) finish(res *bridgev1.CallResult) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.done = true
+	return e.stream.Send(&bridgev1.CallResponse{Msg: &bridgev1.CallResponse_Result{Result: res}})
+}
+
+func (e *streamEvents) close() {
+	e.mu.Lock()
+	e.done = true
+	e.mu.Unlock()
+}
+
+// inbox delivers the messages sent into a call, in order, without ever
+// blocking the stream's receiver (which must stay free to see a cancel): it
+// queues what the tool has not read yet.
+type inbox struct {
+	ch     chan json.RawMessage
+	mu     sync.Mutex
+	queue  []json.RawMessage
+	signal chan struct{}
+}
+
+func newInbox(ctx context.Context) *inbox {
+	in := &inbox{ch: make(chan json.RawMessage), signal: make(chan struct{}, 1)}
+	go in.pump(ctx)
+	return in
+}
+
+func (in *inbox) push(msg json.RawMessage) {
+	in.mu.Lock()
+	in.queue = append(in.queue, msg)
+	in.mu.Unlock()
+	select {
+	case in.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (in *inbox) pump(ctx context.Context) {
+	for {
+		in.mu.Lock()
+		if len(in.queue) == 0 {
+			in.mu.Unlock()
+			select {
+			case <-in.signal:
+				continue
+			case <-ctx.Done():
+				return
+			}
+		}
+		msg := in.queue[0]
+		in.queue[0] = nil
+		in.queue = in.queue[1:]
+		in.mu.Unlock()
+		select {
+		case in.ch <- msg:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+var _ bridgev1.BridgeServer = (*grpcServer)(nil)
