@@ -22,14 +22,22 @@ $(STAMP): $(RUNTIME)/package.json $(RUNTIME)/package-lock.json
 	cd $(RUNTIME) && $(NPM) ci --ignore-scripts --no-audit --no-fund
 	@touch $@
 
+# Bridge binaries installed next to parselbox: name -> package.
+BRIDGES := greeter=./sdk/example/greeter
+
 ## build: the runtime, bin/parselbox and every bridge binary
 build: runtime
 	@mkdir -p $(BIN)
 	$(GO) build $(GOFLAGS) -o $(BIN)/parselbox ./cmd/parselbox
+	@for b in $(BRIDGES); do \
+		echo "$(GO) build -o $(BIN)/parselbox-bridge-$${b%%=*} $${b#*=}"; \
+		$(GO) build $(GOFLAGS) -o $(BIN)/parselbox-bridge-$${b%%=*} $${b#*=} || exit 1; \
+	done
 
 ## test: build what the tests need, then run every test against the real runtime
+# (atexit_sleep_ms=0: the race detector otherwise sleeps 1 s in every plugin exit)
 test: build
-	PARSELBOX_REQUIRE_RUNTIME=1 PARSELBOX_RUNTIME=$(CURDIR)/$(RUNTIME) \
+	PARSELBOX_REQUIRE_RUNTIME=1 PARSELBOX_RUNTIME=$(CURDIR)/$(RUNTIME) GORACE=atexit_sleep_ms=0 \
 		$(GO) test -race -timeout=$(TEST_TIMEOUT) ./...
 
 ## demo: a short scripted tour
@@ -39,6 +47,11 @@ demo: build
 ## bench: measure boot, exec and calls against a bare Deno + Pyodide floor
 bench: build
 	$(GO) run ./bench -runtime $(CURDIR)/$(RUNTIME) -out bench-results.json
+
+## proto: regenerate the bridge protocol's Go code (needs protoc 3.21.12:
+## apt-get install protobuf-compiler; the Go generators are pinned in go.mod)
+proto:
+	sh proto/generate.sh
 
 ## lint: vet, formatting, and the rule that sdk/ and proto/ never import host/
 lint:

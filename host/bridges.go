@@ -2,24 +2,68 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 
+	"github.com/parselbox/parselbox/host/bridges"
 	"github.com/parselbox/parselbox/host/inproc"
+	"github.com/parselbox/parselbox/sdk"
 )
 
 // addBridges makes the configured bridges namespaces of the router: the Go
-// values of Config.Context in-process, then the plugins.
+// values of Config.Context in-process, then the plugins, started
+// concurrently.
 func (s *Sandbox) addBridges(ctx context.Context) error {
 	for _, name := range sortedKeys(s.cfg.Context) {
+		if _, dup := s.cfg.Bridges[name]; dup {
+			return configErrorf("%q is both a context value and a bridge", name)
+		}
 		b, err := inproc.New(name, s.cfg.Context[name])
 		if err != nil {
 			return configErrorf("context %q: %w", name, err)
 		}
 		if err := s.router.Add(ctx, name, "go", b); err != nil {
 			return configErrorf("context %q: %w", name, err)
+		}
+	}
+	if len(s.cfg.Bridges) == 0 {
+		return nil
+	}
+	mgr := bridges.NewManager(bridges.Options{
+		Logger:     s.log,
+		PluginDirs: s.cfg.PluginDirs,
+		Host:       s.router,
+	})
+	s.closers = append(s.closers, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return mgr.Close(ctx)
+	})
+	names := sortedKeys(s.cfg.Bridges)
+	started := make([]sdk.BridgeServer, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Go(func() {
+			started[i], errs[i] = mgr.Start(ctx, name, bridges.Config(s.cfg.Bridges[name]))
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		if errors.Is(err, bridges.ErrInvalidConfig) || errors.Is(err, bridges.ErrPluginNotFound) ||
+			errors.Is(err, bridges.ErrChecksumMismatch) || errors.Is(err, bridges.ErrIncompatible) {
+			return &ConfigError{err}
+		}
+		return fmt.Errorf("starting bridges: %w", err)
+	}
+	for i, name := range names {
+		if err := s.router.Add(ctx, name, "plugin", started[i]); err != nil {
+			return err
 		}
 	}
 	return nil

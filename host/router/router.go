@@ -265,6 +265,51 @@ func (r *Router) Close() error {
 	return nil
 }
 
-var errRefused = errors.New("refused by hook")
+var (
+	_ sandbox.Handler = (*Router)(nil)
+	_ sdk.HostClient  = (*Router)(nil)
+)
 
-var _ sandbox.Handler = (*Router)(nil)
+// CallTool calls a tool by its full dotted path with JSON arguments, for
+// bridges that call back into the host (sdk.HostClient). Hooks apply as to
+// calls from the sandbox.
+func (r *Router) CallTool(ctx context.Context, path string, arguments json.RawMessage) (*sdk.CallToolResult, error) {
+	var kwargs map[string]json.RawMessage
+	if len(arguments) > 0 {
+		if err := json.Unmarshal(arguments, &kwargs); err != nil {
+			return nil, fmt.Errorf("arguments of %s: %w", path, err)
+		}
+	}
+	v, err := r.call(ctx, &callParams{Path: path, Kwargs: kwargs})
+	if err != nil {
+		var re *sandbox.RemoteError
+		if errors.As(err, &re) {
+			return &sdk.CallToolResult{IsError: true, Error: &sdk.ToolError{Code: codeOf(re.Type), Message: re.Message}}, nil
+		}
+		return nil, err
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return &sdk.CallToolResult{Content: b}, nil
+}
+
+// codeOf is the inverse of pythonError.
+func codeOf(pyType string) sdk.ErrorCode {
+	switch pyType {
+	case "ValueError", "TypeError":
+		return sdk.CodeInvalidArgument
+	case "PermissionError":
+		return sdk.CodePermission
+	case "TimeoutError":
+		return sdk.CodeTimeout
+	case "AttributeError":
+		return sdk.CodeNotFound
+	case "CancelledError":
+		return sdk.CodeCancelled
+	case "ConnectionError":
+		return sdk.CodeUnavailable
+	}
+	return sdk.CodeInternal
+}
