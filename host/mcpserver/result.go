@@ -1,0 +1,181 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/host/router"
+)
+
+// Notes added to results.
+const (
+	noteNoOutput = "The execution yielded no output. Only the value of the final expression is " +
+		"returned; print() output is not shown here. End the code with the expression you want back."
+	noteTruncated = "Execution output too big (~%d tokens, the limit is %d). It was replaced by its " +
+		"sbx.preview(). Return only the data you need, or slice it, e.g. data[:20]."
+)
+
+// Response is the result object of execute_code: {"result": ...} with
+// optional "note", "files" and "view", or {"error": "..."} (with "files"
+// when the failed code wrote some).
+type Response struct {
+	// Result is the value of the code's last expression as JSON ("null"
+	// when it had none). Unset when Error is set.
+	Result json.RawMessage
+	// Error is the exception, its traceback and message, when the code
+	// raised; or what went wrong with the sandbox.
+	Error string
+	// Note tells the agent about the result: truncated, or empty.
+	Note string
+	// Files are the sandbox paths of the files the execution wrote.
+	Files []string
+	// View is the HTML passed to display().
+	View string
+}
+
+// IsError reports whether the code failed.
+func (r *Response) IsError() bool { return r.Error != "" }
+
+// MarshalJSON writes the keys in a fixed order: result or error, then note,
+// files and view.
+func (r *Response) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	field := func(key string, v any) {
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(key)
+		b.Write(k)
+		b.WriteByte(':')
+		var val []byte
+		if raw, ok := v.(json.RawMessage); ok {
+			val = raw
+		} else {
+			val = marshal(v)
+		}
+		b.Write(val)
+	}
+	if r.Error != "" {
+		field("error", r.Error)
+	} else {
+		res := r.Result
+		if len(res) == 0 {
+			res = json.RawMessage("null")
+		}
+		field("result", res)
+		if r.Note != "" {
+			field("note", r.Note)
+		}
+	}
+	if len(r.Files) > 0 {
+		field("files", r.Files)
+	}
+	if r.View != "" && r.Error == "" {
+		field("view", r.View)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// marshal encodes v without escaping HTML, so that code and views stay
+// readable.
+func marshal(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return []byte(`null`)
+	}
+	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+// shaper turns execution results into Responses.
+type shaper struct {
+	maxTokens int // 0: no budget
+	noUI      bool
+}
+
+func (sh shaper) response(r *host.Result) *Response {
+	resp := &Response{Files: r.Files}
+	if !sh.noUI {
+		resp.View = r.View
+	}
+	if r.Error != nil {
+		resp.Error = errorText(r.Error)
+		return resp
+	}
+	out := bytes.TrimSpace(r.Output)
+	if len(out) == 0 || string(out) == "null" {
+		resp.Result = json.RawMessage("null")
+		resp.Note = noteNoOutput
+		return resp
+	}
+	resp.Result = out
+	if tokens := estimateTokens(out); sh.maxTokens > 0 && tokens > sh.maxTokens {
+		resp.Result = sh.preview(out)
+		resp.Note = fmt.Sprintf(noteTruncated, tokens, sh.maxTokens)
+	}
+	return resp
+}
+
+// estimateTokens is the usual rough count: a token per four bytes.
+func estimateTokens(b []byte) int { return len(b) / 4 }
+
+// preview is sbx.preview() of out; when even that exceeds the budget (a
+// dict with very many keys), its JSON cut to the budget, as a string.
+func (sh shaper) preview(out json.RawMessage) json.RawMessage {
+	var v any
+	if err := json.Unmarshal(out, &v); err != nil {
+		v = string(out)
+	}
+	p := marshal(router.Preview(v))
+	if estimateTokens(p) <= sh.maxTokens {
+		return p
+	}
+	cut := []rune(string(p))
+	if n := sh.maxTokens * 4; len(cut) > n {
+		cut = cut[:n]
+	}
+	return marshal(string(cut) + "...(truncated)")
+}
+
+// errorText renders a Python exception for the agent: the traceback,
+// which ends with "Type: message", or "Type: message" alone.
+func errorText(e *host.Error) string {
+	head := e.Type
+	if e.Message != "" {
+		head += ": " + e.Message
+	}
+	tb := strings.TrimRight(e.Traceback, "\n")
+	switch {
+	case tb == "":
+		return head
+	case strings.Contains(tb, e.Type+":") || strings.HasSuffix(tb, e.Type):
+		return tb
+	default:
+		return tb + "\n" + head
+	}
+}
+
+// toolResult wraps a Response as MCP wants it: the same JSON object as
+// structured content and as one text block.
+func toolResult(resp *Response) *mcp.CallToolResult {
+	data, _ := resp.MarshalJSON()
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(data)}},
+		StructuredContent: json.RawMessage(data),
+		IsError:           resp.IsError(),
+	}
+}
+
+// failure is a Response for a problem outside the code: a sandbox that
+// cannot run, a bad argument.
+func failure(format string, args ...any) *Response {
+	return &Response{Error: fmt.Sprintf(format, args...)}
+}
