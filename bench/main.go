@@ -45,6 +45,7 @@ type bench struct {
 	boots, execs int
 	rt           *sandbox.Runtime
 	cacheDir     string
+	plugin       string // the plugin binary measured, if any
 }
 
 func (b *bench) set(key string, v float64) { b.results[key] = round(v) }
@@ -214,7 +215,7 @@ var targets = []target{
 }
 
 func (b *bench) print() {
-	fmt.Printf("\n%-24s %10s %12s  %-22s %s\n", "metric", "parselbox", "floor", "target", "")
+	fmt.Printf("\n%-24s %10s %12s  %-22s %s\n", "metric", "parselbox", "baseline", "target", "")
 	for _, t := range append(targets, callTargets...) {
 		v, ok := b.results[t.key]
 		if !ok {

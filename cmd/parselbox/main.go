@@ -1,6 +1,7 @@
 // Command parselbox runs Python in a sandbox whose tools execute on the host.
 //
 //	parselbox exec [flags] CODE   run CODE (or - for stdin) and print the result as JSON
+//	parselbox plugins             list bridge plugins and their sha256
 //	parselbox version             print versions
 //
 // See README.md for the flags and the configuration file.
@@ -42,6 +43,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch args[0] {
 	case "exec":
 		return runExec(ctx, args[1:], stdin, stdout, stderr)
+	case "plugins":
+		return runPlugins(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintf(stdout, "parselbox %s\n", version)
 		return exitOK
@@ -59,6 +62,7 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `Usage:
   parselbox exec [flags] CODE   run Python CODE (- reads it from stdin) in a fresh sandbox;
                                 prints {output, stdout, stderr, error, files} as JSON
+  parselbox plugins             list the bridge plugins found, with their sha256
   parselbox version             print the version
 
 Run 'parselbox exec -h' for the flags.

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"io"
@@ -143,4 +145,19 @@ func flagSet() *flag.FlagSet {
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	return fs
+}
+
+func TestPlugins(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "parselbox-bridge-fake")
+	os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755)
+	var out, errb bytes.Buffer
+	if code := run(t.Context(), []string{"plugins", "--plugin-dir", dir}, nil, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	sum := sha256.Sum256([]byte("#!/bin/sh\n"))
+	if !strings.Contains(out.String(), "fake") || !strings.Contains(out.String(), `sha256 = "`+hex.EncodeToString(sum[:])+`"`) {
+		t.Errorf("output:\n%s", out.String())
+	}
 }

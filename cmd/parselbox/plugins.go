@@ -1,0 +1,56 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/parselbox/parselbox/host/bridges"
+)
+
+// runPlugins lists the bridge plugins found in the plugin directories, with
+// the sha256 to pin each in a configuration file.
+func runPlugins(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("parselbox plugins", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var dirs listFlag
+	fs.Var(&dirs, "plugin-dir", "also search `dir` (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	m := bridges.NewManager(bridges.Options{PluginDirs: dirs})
+	list, err := m.List()
+	if err != nil {
+		fmt.Fprintln(stderr, "parselbox plugins:", err)
+		return exitInternal
+	}
+	fmt.Fprintf(stdout, "searched: %v\n", m.Dirs())
+	for _, p := range list {
+		sum, err := fileSHA256(p.Path)
+		if err != nil {
+			sum = "(" + err.Error() + ")"
+		}
+		fmt.Fprintf(stdout, "%-16s %s\n  sha256 = %q\n", p.Name, p.Path, sum)
+	}
+	return exitOK
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
