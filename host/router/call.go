@@ -20,7 +20,7 @@ type callParams struct {
 }
 
 func (r *Router) call(ctx context.Context, p *callParams) (any, error) {
-	ns, tool, err := r.tool(p.Path)
+	ns, tool, err := r.tool(ctx, p.Path)
 	if err != nil {
 		if p.TaskID != "" {
 			r.tasks.abandon(p.TaskID)

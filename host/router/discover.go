@@ -1,6 +1,7 @@
 package router
 
 import (
+	"context"
 	"encoding/json"
 	"sort"
 	"strings"
@@ -10,9 +11,9 @@ import (
 
 // children lists what is directly under a Python path prefix of a
 // namespace ("" is the namespace itself): tools and nested namespaces.
-func (ns *namespace) children(prefix string) (tools, subs []string) {
+func (c *catalog) children(prefix string) (tools, subs []string) {
 	seenSub := map[string]bool{}
-	for py := range ns.alias {
+	for py := range c.alias {
 		rest := py
 		if prefix != "" {
 			var ok bool
@@ -34,12 +35,12 @@ func (ns *namespace) children(prefix string) (tools, subs []string) {
 	return tools, subs
 }
 
-func (r *Router) dir(path string) ([]string, error) {
+func (r *Router) dir(ctx context.Context, path string) ([]string, error) {
 	ns, rest, err := r.lookup(path)
 	if err != nil {
 		return nil, err
 	}
-	tools, subs := ns.children(rest)
+	tools, subs := ns.catalog(ctx, discoveryAge).children(rest)
 	names := append(tools, subs...)
 	sort.Strings(names)
 	return names, nil
@@ -47,36 +48,37 @@ func (r *Router) dir(path string) ([]string, error) {
 
 // help answers help(ns.path): a tool's {description, parameters, output},
 // or the tree of what is under a namespace.
-func (r *Router) help(path string) (any, error) {
+func (r *Router) help(ctx context.Context, path string) (any, error) {
 	ns, rest, err := r.lookup(path)
 	if err != nil {
 		return nil, err
 	}
-	if name, ok := ns.alias[rest]; ok {
-		if tools, subs := ns.children(rest); len(tools)+len(subs) == 0 {
-			return toolDoc(ns.tools[name]), nil
+	c := ns.catalog(ctx, discoveryAge)
+	if name, ok := c.alias[rest]; ok {
+		if tools, subs := c.children(rest); len(tools)+len(subs) == 0 {
+			return toolDoc(c.tools[name]), nil
 		}
 	}
-	tools, subs := ns.children(rest)
+	tools, subs := c.children(rest)
 	if len(tools)+len(subs) == 0 {
 		return "No documentation for '" + path + "'", nil
 	}
 	var b strings.Builder
-	doc := ns.desc.Description
+	doc := c.desc.Description
 	if rest != "" {
-		doc = ns.nsDocs[rest]
+		doc = c.nsDocs[rest]
 	}
 	if doc != "" {
 		b.WriteString("Description: " + doc + "\n\n")
 	}
 	b.WriteString("Methods:\n")
-	ns.writeTree(&b, rest, "")
+	c.writeTree(&b, rest, "")
 	return strings.TrimRight(b.String(), "\n"), nil
 }
 
 // writeTree renders the tools (first) and namespaces under prefix.
-func (ns *namespace) writeTree(b *strings.Builder, prefix, indent string) {
-	tools, subs := ns.children(prefix)
+func (c *catalog) writeTree(b *strings.Builder, prefix, indent string) {
+	tools, subs := c.children(prefix)
 	n := len(tools) + len(subs)
 	i := 0
 	for _, t := range tools {
@@ -94,7 +96,7 @@ func (ns *namespace) writeTree(b *strings.Builder, prefix, indent string) {
 		if i == n {
 			next = indent + "    "
 		}
-		ns.writeTree(b, child, next)
+		c.writeTree(b, child, next)
 	}
 }
 

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/parselbox/parselbox/host/sandbox"
@@ -65,10 +68,71 @@ type namespace struct {
 	name   string
 	kind   string
 	bridge sdk.BridgeServer
+	// dynamic bridges may change their tools (an MCP server's list_changed):
+	// their catalog is described again when stale.
+	dynamic bool
+
+	mu  sync.Mutex // serializes refreshes
+	cat atomic.Pointer[catalog]
+}
+
+// catalog is what a bridge described, indexed.
+type catalog struct {
 	desc   *sdk.Description
+	at     time.Time
 	tools  map[string]*sdk.ToolInfo // by the tool's own name
 	alias  map[string]string        // Python path → the tool's own name
 	nsDocs map[string]string        // nested namespace path → description
+}
+
+func newCatalog(d *sdk.Description) *catalog {
+	c := &catalog{
+		desc: d, at: time.Now(),
+		tools:  map[string]*sdk.ToolInfo{},
+		alias:  map[string]string{},
+		nsDocs: map[string]string{},
+	}
+	for i := range d.Tools {
+		t := &d.Tools[i]
+		c.tools[t.Name] = t
+		c.alias[pythonPath(t.Name)] = t.Name
+	}
+	for _, n := range d.Namespaces {
+		c.nsDocs[pythonPath(n.Path)] = n.Description
+	}
+	return c
+}
+
+// Staleness of a dynamic bridge's catalog: discovery describes it again
+// after discoveryAge; a call to a tool it does not know, after missAge.
+// (Variables, so that tests can shorten them.)
+var (
+	discoveryAge = 2 * time.Second
+	missAge      = 500 * time.Millisecond
+)
+
+// catalog returns the bridge's catalog, described again first if the bridge
+// is dynamic and the catalog older than maxAge. A failed refresh keeps the
+// old catalog.
+func (ns *namespace) catalog(ctx context.Context, maxAge time.Duration) *catalog {
+	c := ns.cat.Load()
+	if !ns.dynamic || time.Since(c.at) < maxAge {
+		return c
+	}
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	if c = ns.cat.Load(); time.Since(c.at) < maxAge {
+		return c // refreshed while we waited
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	d, err := ns.bridge.Describe(ctx)
+	if err != nil {
+		return c
+	}
+	c = newCatalog(d)
+	ns.cat.Store(c)
+	return c
 }
 
 // New returns a router with the built-in sbx namespace.
@@ -94,20 +158,8 @@ func (r *Router) Add(ctx context.Context, name, kind string, b sdk.BridgeServer)
 	if err != nil {
 		return fmt.Errorf("describing bridge %q: %w", name, err)
 	}
-	ns := &namespace{
-		name: name, kind: kind, bridge: b, desc: d,
-		tools:  map[string]*sdk.ToolInfo{},
-		alias:  map[string]string{},
-		nsDocs: map[string]string{},
-	}
-	for i := range d.Tools {
-		t := &d.Tools[i]
-		ns.tools[t.Name] = t
-		ns.alias[pythonPath(t.Name)] = t.Name
-	}
-	for _, n := range d.Namespaces {
-		ns.nsDocs[pythonPath(n.Path)] = n.Description
-	}
+	ns := &namespace{name: name, kind: kind, bridge: b, dynamic: kind == "plugin"}
+	ns.cat.Store(newCatalog(d))
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, dup := r.namespaces[name]; dup {
@@ -178,13 +230,13 @@ func (r *Router) ServeSandbox(ctx context.Context, method string, params json.Ra
 		if err := json.Unmarshal(params, &p); err != nil {
 			return nil, pyErr("ValueError", "bad dir request: %v", err)
 		}
-		return r.dir(p.Path)
+		return r.dir(ctx, p.Path)
 	case "help":
 		var p pathParams
 		if err := json.Unmarshal(params, &p); err != nil {
 			return nil, pyErr("ValueError", "bad help request: %v", err)
 		}
-		return r.help(p.Path)
+		return r.help(ctx, p.Path)
 	default:
 		return nil, pyErr("NotImplementedError", "the host serves no %q requests", method)
 	}
@@ -206,22 +258,31 @@ func (r *Router) lookup(path string) (*namespace, string, error) {
 	return ns, rest, nil
 }
 
-// tool finds the tool at a Python path.
-func (r *Router) tool(path string) (*namespace, *sdk.ToolInfo, error) {
+// tool finds the tool at a Python path. A dynamic bridge that does not know
+// it is described again first, in case its tools changed.
+func (r *Router) tool(ctx context.Context, path string) (*namespace, *sdk.ToolInfo, error) {
 	ns, rest, err := r.lookup(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	name, ok := ns.alias[rest] // rest "" is the namespace itself: a callable namespace has a tool ""
-	if !ok {
-		if _, exact := ns.tools[rest]; exact {
-			name, ok = rest, true
-		}
+	c := ns.catalog(ctx, time.Duration(math.MaxInt64))
+	t := c.find(rest)
+	if t == nil && ns.dynamic {
+		t = ns.catalog(ctx, missAge).find(rest)
 	}
-	if !ok {
+	if t == nil {
 		return ns, nil, pyErr("AttributeError", "Tool '%s' not found", path)
 	}
-	return ns, ns.tools[name], nil
+	return ns, t, nil
+}
+
+// find returns the tool at a Python path (or its own name) within the
+// bridge; "" is the namespace itself, which a callable namespace has.
+func (c *catalog) find(rest string) *sdk.ToolInfo {
+	if name, ok := c.alias[rest]; ok {
+		return c.tools[name]
+	}
+	return c.tools[rest]
 }
 
 // pyErr is an error that the sandbox raises as the named Python exception.

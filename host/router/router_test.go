@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -171,7 +172,7 @@ func TestHookRefusal(t *testing.T) {
 func TestHelpTree(t *testing.T) {
 	t.Parallel()
 	r, _ := echoRouter(t, Options{})
-	got, err := r.help("echo")
+	got, err := r.help(t.Context(), "echo")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,15 +189,15 @@ Methods:
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("tree (-want +got):\n%s", diff)
 	}
-	doc, _ := r.help("echo.say")
+	doc, _ := r.help(t.Context(), "echo.say")
 	m := doc.(map[string]any)
 	if m["description"] != "Says it." || !cmp.Equal(m["output"], map[string]any{"type": "string"}) {
 		t.Errorf("tool doc: %v", m)
 	}
-	if sub, _ := r.help("echo.deep.er"); !strings.HasPrefix(sub.(string), "Description: Deeper.") {
+	if sub, _ := r.help(t.Context(), "echo.deep.er"); !strings.HasPrefix(sub.(string), "Description: Deeper.") {
 		t.Errorf("nested namespace doc: %v", sub)
 	}
-	if names, _ := r.dir("echo.deep"); !cmp.Equal(names, []string{"er", "ping"}) {
+	if names, _ := r.dir(t.Context(), "echo.deep"); !cmp.Equal(names, []string{"er", "ping"}) {
 		t.Errorf("dir: %v", names)
 	}
 }
@@ -204,24 +205,24 @@ Methods:
 func TestSearchAndInspect(t *testing.T) {
 	t.Parallel()
 	r, _ := echoRouter(t, Options{})
-	got := r.search("SAYS")
+	got := r.search(t.Context(), "SAYS")
 	want := map[string][]map[string]string{"echo (plugin)": {{"path": "echo.say", "description": "Says it."}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("search (-want +got):\n%s", diff)
 	}
-	if got := r.search("probe|ping"); len(got["echo (plugin)"]) != 2 {
+	if got := r.search(t.Context(), "probe|ping"); len(got["echo (plugin)"]) != 2 {
 		t.Errorf("regex search: %v", got)
 	}
-	if got := r.search("[unclosed"); len(got) != 0 {
+	if got := r.search(t.Context(), "[unclosed"); len(got) != 0 {
 		t.Errorf("invalid regex as text: %v", got)
 	}
-	if got := r.search("times"); len(got["echo (plugin)"]) != 1 {
+	if got := r.search(t.Context(), "times"); len(got["echo (plugin)"]) != 1 {
 		t.Errorf("search by parameter: %v", got)
 	}
-	if got := r.search("inspect"); len(got) != 0 {
+	if got := r.search(t.Context(), "inspect"); len(got) != 0 {
 		t.Errorf("sbx's own tools are searched: %v", got)
 	}
-	ins := r.inspect([]string{"echo.deep", "echo.say", "echo.zzz", "other.x"})
+	ins := r.inspect(t.Context(), []string{"echo.deep", "echo.say", "echo.zzz", "other.x"})
 	if !cmp.Equal(ins["echo.deep"], map[string]any{"methods": []string{"ping"}, "namespaces": []string{"er"}}) {
 		t.Errorf("inspect namespace: %v", ins["echo.deep"])
 	}
@@ -349,4 +350,49 @@ func TestPythonPath(t *testing.T) {
 func readFile(p string) (string, error) {
 	b, err := os.ReadFile(p)
 	return string(b), err
+}
+
+// A plugin's tools may change (an MCP server's list_changed): the router
+// describes it again when a call misses or discovery finds it stale.
+func TestDynamicBridgeRefresh(t *testing.T) {
+	var mu sync.Mutex
+	tools := []sdk.ToolInfo{{Name: "old"}}
+	b := &dynBridge{fakeBridge: fakeBridge{call: func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: json.RawMessage(`"` + req.Name + `"`)}, nil
+	}}, tools: func() []sdk.ToolInfo { mu.Lock(); defer mu.Unlock(); return tools }}
+	r := New(Options{})
+	if err := r.Add(t.Context(), "mcp", "plugin", b); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	tools = []sdk.ToolInfo{{Name: "old"}, {Name: "new", Description: "appeared later"}}
+	mu.Unlock()
+	time.Sleep(missAge + 50*time.Millisecond)
+	if got, err := serve(t, r, "call", `{"path":"mcp.new"}`); err != nil || got != `"new"` {
+		t.Errorf("call to a new tool: %s %v", got, err)
+	}
+	mu.Lock()
+	tools = []sdk.ToolInfo{{Name: "new", Description: "appeared later"}, {Name: "newer", Description: "appeared later still"}}
+	mu.Unlock()
+	old := discoveryAge
+	discoveryAge = 0
+	defer func() { discoveryAge = old }()
+	if got := r.search(t.Context(), "later"); len(got["mcp (plugin)"]) != 2 {
+		t.Errorf("search after a change: %v", got)
+	}
+	// An in-process bridge is described once.
+	if names, _ := r.dir(t.Context(), "sbx"); len(names) != len(toolkitTools) {
+		t.Errorf("sbx dir: %v", names)
+	}
+}
+
+type dynBridge struct {
+	fakeBridge
+	tools func() []sdk.ToolInfo
+	n     atomic.Int32
+}
+
+func (d *dynBridge) Describe(context.Context) (*sdk.Description, error) {
+	d.n.Add(1)
+	return &sdk.Description{Tools: d.tools()}, nil
 }

@@ -54,7 +54,7 @@ func (t *toolkit) CallTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.
 	return &sdk.CallToolResult{Content: b}, nil
 }
 
-func (t *toolkit) call(_ context.Context, name string, args []json.RawMessage, kwargs map[string]json.RawMessage) (any, error) {
+func (t *toolkit) call(ctx context.Context, name string, args []json.RawMessage, kwargs map[string]json.RawMessage) (any, error) {
 	r := t.r
 	arg := func(key string) (json.RawMessage, bool) {
 		if v, ok := kwargs[key]; ok {
@@ -79,7 +79,7 @@ func (t *toolkit) call(_ context.Context, name string, args []json.RawMessage, k
 		if len(raw) > 0 && json.Unmarshal(raw, &pattern) != nil {
 			return nil, pyErr("TypeError", "sbx.search(pattern): pattern must be a string")
 		}
-		return r.search(pattern), nil
+		return r.search(ctx, pattern), nil
 	case "inspect":
 		var names []string
 		list := args
@@ -98,7 +98,7 @@ func (t *toolkit) call(_ context.Context, name string, args []json.RawMessage, k
 				return nil, pyErr("TypeError", "sbx.inspect(*names): names are strings or namespace objects")
 			}
 		}
-		return r.inspect(names), nil
+		return r.inspect(ctx, names), nil
 	case "preview":
 		raw, ok := arg("data")
 		if !ok {
@@ -137,7 +137,7 @@ func (r *Router) info() map[string]any {
 // search is sbx.search(pattern): tools whose path, description or
 // parameters match, grouped by namespace. The pattern is a case-insensitive
 // regular expression, or plain text when it does not compile.
-func (r *Router) search(pattern string) map[string][]map[string]string {
+func (r *Router) search(ctx context.Context, pattern string) map[string][]map[string]string {
 	out := map[string][]map[string]string{}
 	if strings.TrimSpace(pattern) == "" {
 		return out
@@ -157,8 +157,9 @@ func (r *Router) search(pattern string) map[string][]map[string]string {
 		ns := r.namespaces[name]
 		r.mu.RUnlock()
 		key := fmt.Sprintf("%s (%s)", name, ns.kind)
-		for _, py := range sortedKeys(ns.alias) {
-			t := ns.tools[ns.alias[py]]
+		c := ns.catalog(ctx, discoveryAge)
+		for _, py := range sortedKeys(c.alias) {
+			t := c.tools[c.alias[py]]
 			path := joinPath(name, py)
 			hay := path + " " + t.Description + " " + strings.Join(t.Params, " ") + " " + t.Name
 			if re.MatchString(hay) {
@@ -170,18 +171,19 @@ func (r *Router) search(pattern string) map[string][]map[string]string {
 }
 
 // inspect is sbx.inspect(*names).
-func (r *Router) inspect(names []string) map[string]any {
+func (r *Router) inspect(ctx context.Context, names []string) map[string]any {
 	out := map[string]any{}
 	for _, n := range names {
 		ns, rest, err := r.lookup(n)
 		if err != nil {
 			continue // unknown namespaces are left out
 		}
-		if name, ok := ns.alias[rest]; ok {
-			out[n] = toolDoc(ns.tools[name])
+		c := ns.catalog(ctx, discoveryAge)
+		if name, ok := c.alias[rest]; ok {
+			out[n] = toolDoc(c.tools[name])
 			continue
 		}
-		tools, subs := ns.children(rest)
+		tools, subs := c.children(rest)
 		if len(tools)+len(subs) == 0 {
 			out[n] = map[string]string{"error": fmt.Sprintf("'%s' not found", n)}
 			continue
