@@ -385,3 +385,25 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// An execution waiting for a tool is interruptible: at the timeout Python
+// gets a KeyboardInterrupt, the tool's context is cancelled, and the state
+// is kept.
+func TestTimeoutWhileWaitingForATool(t *testing.T) {
+	t.Parallel()
+	m := &mission{Nav: &nav{}}
+	sb := newSandbox(t, host.Config{Context: map[string]any{"mission": m}, Timeout: time.Second})
+	exec(t, sb, "kept = 'yes'")
+	began := time.Now()
+	e := raised(t, exec(t, sb, "mission.sleep(60)"), "KeyboardInterrupt")
+	if !strings.Contains(e.Message, "timed out after 1s") {
+		t.Errorf("message: %s", e.Message)
+	}
+	if d := time.Since(began); d > 5*time.Second {
+		t.Errorf("took %v: the soft interrupt did not reach the waiting call", d)
+	}
+	waitUntil(t, "the tool to be cancelled", func() bool { return m.cancelled.Load() == 1 })
+	if got := value(t, exec(t, sb, "kept")); got != "yes" {
+		t.Errorf("state lost: %v", got)
+	}
+}
