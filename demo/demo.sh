@@ -47,4 +47,18 @@ except MemoryError:
     b = "MemoryError caught"
 b'
 
+step "Bridges: tools that run on the host, as Python objects (a plugin built with sdk/)"
+cat > "$work/greeter.hcl" <<HCL
+bridge "greeter" {
+  plugin = "greeter"   # bin/parselbox-bridge-greeter, next to parselbox
+}
+HCL
+cat "$work/greeter.hcl"
+show $pbx exec --config "$work/greeter.hcl" 'import asyncio, time
+t0 = time.time()
+hello = greeter.greet("ada")                                   # looks synchronous
+ticks = await asyncio.gather(*[greeter.slow.task(seconds=1) for _ in range(10)])
+{"hello": hello, "ten_tasks_in_s": round(time.time() - t0, 1),
+ "found": sbx.search("greet"), "doc": help(greeter.greet)["description"]}'
+
 printf '\nNext: README.md shows the Go API, the configuration file and the bridges.\n'
