@@ -472,3 +472,28 @@ func TestAddToolPanics(t *testing.T) {
 		})
 	}
 }
+
+// Log lines and error messages with invalid UTF-8 (raw bytes from a
+// command's output) reach the host with replacement characters; protobuf
+// would refuse them and fail the whole call otherwise.
+func TestInvalidUTF8(t *testing.T) {
+	t.Parallel()
+	b := sdk.NewBridge(&sdk.Info{Name: "bytes"}, nil)
+	sdk.AddTool(b, &sdk.Tool{Name: "raw"}, func(_ context.Context, req *sdk.CallToolRequest, _ struct{}) (string, error) {
+		req.Log("line \xff\xfe end")
+		req.Progress(1, 2, "half \xff")
+		return "", sdk.Errorf(sdk.CodeInternal, "failed: \xc3\x28")
+	})
+	h := sdktest.NewHarness(t, b)
+	rec := &sdktest.Recorder{}
+	res, err := h.CallTool(t.Context(), &sdk.CallToolRequest{Name: "raw", Arguments: []byte(`{}`), Events: rec})
+	if err != nil {
+		t.Fatalf("call failed: %v", err)
+	}
+	if !res.IsError || res.Error.Message != "failed: \uFFFD(" {
+		t.Errorf("error = %+v", res.Error)
+	}
+	if lines := rec.Lines(); len(lines) != 1 || lines[0] != "line \uFFFD end" {
+		t.Errorf("log = %q", lines)
+	}
+}

@@ -2,6 +2,8 @@ package sdk
 
 import (
 	"encoding/json"
+	"strings"
+	"unicode/utf8"
 
 	bridgev1 "github.com/parselbox/parselbox/proto/parselbox/bridge/v1"
 )
@@ -43,9 +45,18 @@ func resultToPB(r *CallToolResult) *bridgev1.CallResult {
 		out.Content = nullJSON
 	}
 	if r.Error != nil {
-		out.Error = &bridgev1.ToolError{Code: bridgev1.CodeFromSlug(string(r.Error.Code)), Message: r.Error.Message}
+		out.Error = &bridgev1.ToolError{Code: bridgev1.CodeFromSlug(string(r.Error.Code)), Message: validUTF8(r.Error.Message)}
 	}
 	return out
+}
+
+// validUTF8 replaces invalid UTF-8, which protobuf string fields refuse (a
+// log line or message with raw bytes would otherwise fail the whole call).
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 func resultFromPB(r *bridgev1.CallResult) *CallToolResult {

@@ -173,12 +173,12 @@ type streamEvents struct {
 }
 
 func (e *streamEvents) Log(line string) {
-	e.send(&bridgev1.CallResponse{Msg: &bridgev1.CallResponse_Log{Log: &bridgev1.CallLog{Line: line}}})
+	e.send(&bridgev1.CallResponse{Msg: &bridgev1.CallResponse_Log{Log: &bridgev1.CallLog{Line: validUTF8(line)}}})
 }
 
 func (e *streamEvents) Progress(progress, total float64, message string) {
 	e.send(&bridgev1.CallResponse{Msg: &bridgev1.CallResponse_Progress{Progress: &bridgev1.CallProgress{
-		Progress: progress, Total: total, Message: message,
+		Progress: progress, Total: total, Message: validUTF8(message),
 	}}})
 }
 

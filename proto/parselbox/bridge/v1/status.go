@@ -1,6 +1,8 @@
 package bridgev1
 
 import (
+	"strings"
+
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -10,6 +12,7 @@ import (
 // failure reported by a bridge is never mistaken for a transport failure
 // (Unavailable, Canceled) of the connection.
 func ToolErrorStatus(code ErrorCode, message string) error {
+	message = strings.ToValidUTF8(message, "\uFFFD") // protobuf strings must be UTF-8
 	st := status.New(codes.Unknown, message)
 	if withDetails, err := st.WithDetails(&ToolError{Code: code, Message: message}); err == nil {
 		st = withDetails
