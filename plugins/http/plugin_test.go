@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/go-hclog"
+	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/internal/testenv"
+	"github.com/parselbox/parselbox/sdk"
+	"github.com/parselbox/parselbox/sdk/sdktest"
+)
+
+// TestSubprocess runs the bridge as a real plugin process (this test
+// binary, re-executed).
+func TestSubprocess(t *testing.T) {
+	t.Parallel()
+	api := newTestAPI(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := sdktest.Start(t, exec.Command(exe))
+	cfg := must(json.Marshal(map[string]any{"spec": api.srv.URL + "/openapi.json", "token_env": tokenEnv}))
+	if err := b.Configure(t.Context(), &sdk.ConfigureRequest{Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := b.Describe(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(d.Description, "HTTP API: Swagger Petstore ("+api.Base+") — 10 endpoints.") {
+		t.Errorf("description: %s", d.Description)
+	}
+	got, _ := ok(t, b, "getPetById", `{"petId": 3}`)
+	if got.Status != 200 || got.Data.(map[string]any)["name"] != "rex" {
+		t.Errorf("getPetById: %+v", got)
+	}
+	e := failure(t, b, "findPetsByStatus", `{"status": "lost"}`)
+	if want := "findPetsByStatus: invalid arguments: status: value must be one of 'available', 'pending', 'sold'"; e.Code != sdk.CodeInvalidArgument || e.Message != want {
+		t.Errorf("validation: %+v", e)
+	}
+	// A configuration error comes back as an error of Configure.
+	err = sdktest.Start(t, exec.Command(exe)).Configure(t.Context(), &sdk.ConfigureRequest{Config: json.RawMessage(`{"base_url": "x", "oops": 1}`)})
+	if err == nil || !strings.Contains(err.Error(), `unknown key "oops"`) {
+		t.Errorf("bad config: %v", err)
+	}
+}
+
+// lockedBuffer collects the host's logs (plugins' logs included).
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestFromPython drives the bridge from real Python through host.New, with
+// this test binary as the plugin, and checks that the token reaches the
+// server and nothing that Python (or the host's logs) sees.
+func TestFromPython(t *testing.T) {
+	t.Parallel()
+	rt := testenv.Runtime(t)
+	api := newTestAPI(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+
+	var logs lockedBuffer
+	out := t.TempDir()
+	sb, err := host.New(t.Context(), host.Config{
+		RuntimeDir: rt.Dir,
+		CacheDir:   testenv.CacheDir(t),
+		OutputDir:  out,
+		Logger:     hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Trace}),
+		Bridges: map[string]host.BridgeConfig{
+			"api": {Plugin: exe, Env: []string{tokenEnv}, Config: map[string]any{
+				"base_url": api.Base, "spec": specFile(t, "petstore-3.0.yaml"), "token_env": tokenEnv,
+			}},
+			"down": {Plugin: exe, Config: map[string]any{"base_url": "http://" + closed, "token": testToken}},
+			"slow": {Plugin: exe, Config: map[string]any{"base_url": api.Base, "token": testToken, "timeout": "100ms"}},
+		},
+	})
+	if err != nil {
+		t.Fatalf("host.New: %v", err)
+	}
+	t.Cleanup(func() { sb.Close() })
+
+	code := `
+out = {}
+out["by id"] = api.getPetById(1)["data"]["name"]
+out["positional"] = [p["name"] for p in api.findPetsByStatus("sold")["data"]]
+out["not an identifier"] = api.health_check()["data"]
+out["missing"] = api.getPetById(petId=99)
+del out["missing"]["headers"]
+out["raw"] = api.get("/pet/findByStatus", {"status": "pending"})["data"][0]["name"]
+out["echo"] = api.post("/echo", {"a": 1})["data"]["headers"]["Authorization"]
+out["bytes"] = api.get("/health", headers={"Accept": "text/plain"})["data"]
+errors = {}
+for name, f in {
+    "invalid": lambda: api.getPetById(petId="abc"),
+    "unknown": lambda: api.getPetById(1, color="red"),
+    "elsewhere": lambda: api.get("http://elsewhere.invalid/x"),
+    "down": lambda: down.get("/x"),
+    "slow": lambda: slow.get("/slow"),
+}.items():
+    try:
+        f()
+        errors[name] = "no error"
+    except Exception as e:
+        errors[name] = [type(e).__name__, str(e)]
+out["errors"] = errors
+out["help"] = help(api)
+out["help op"] = help(api.getPetById)
+out["inspect"] = sbx.inspect("api", "api.getPetById", "api.get")
+out["search"] = api.search("pets by status")
+out["sbx search"] = sbx.search("Finds Pets")
+t = api.getPetById.task(petId=2)
+await t
+out["task"] = t.tail(5)
+out["info"] = sbx.info()
+out
+`
+	r, err := sb.Execute(t.Context(), code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Error != nil {
+		t.Fatalf("%s: %s\n%s", r.Error.Type, r.Error.Message, r.Error.Traceback)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(r.Output, &got); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]any{
+		"by id":             "doggie",
+		"positional":        []any{"rex"},
+		"not an identifier": "ok",
+		"missing":           map[string]any{"ok": false, "status": float64(404), "data": map[string]any{"code": float64(404), "message": "Pet not found"}},
+		"raw":               "kitty",
+		"echo":              "Bearer [REDACTED]",
+		"bytes":             "ok",
+		"task":              "GET " + api.Base + "/pet/2 → 200 OK",
+		"search":            []any{map[string]any{"method": "GET", "path": "/pet/findByStatus", "summary": "Finds Pets by status", "tool": "findPetsByStatus", "params": map[string]any{"status": "string (required)", "limit": "integer"}}},
+		"errors": map[string]any{
+			"invalid":   []any{"ValueError", `getPetById: invalid arguments: petId: "abc" is an invalid integer`},
+			"unknown":   []any{"ValueError", "getPetById: invalid arguments: color: unknown argument (the arguments are petId)"},
+			"elsewhere": []any{"PermissionError", `"http://elsewhere.invalid/x" is not on this API's origin ` + api.srv.URL + `: the bridge sends requests (and its credentials) only there; give a path such as "/items/1"`},
+			"down":      []any{"ConnectionError", "GET http://" + closed + "/x: cannot reach " + closed + ": dial tcp " + closed + ": connect: connection refused"},
+			"slow":      []any{"TimeoutError", "GET " + api.Base + "/slow: no response within 100ms"},
+		},
+	} {
+		if diff := cmp.Diff(want, got[key]); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", key, diff)
+		}
+	}
+	help, _ := got["help"].(string)
+	for _, want := range []string{"Description: HTTP API: Swagger Petstore (" + api.Base + ") — 10 endpoints.", "Use search(pattern)", "├── getPetById()", "├── health_check()"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("help(api) lacks %q:\n%s", want, help)
+		}
+	}
+	helpOp, _ := got["help op"].(map[string]any)
+	if helpOp["description"] != "Find pet by ID\n\nReturns a single pet.\n\nGET /pet/{petId}" ||
+		!strings.Contains(string(must(json.Marshal(helpOp["parameters"]))), `"petId"`) {
+		t.Errorf("help(api.getPetById): %v", helpOp)
+	}
+	if found, _ := got["sbx search"].(map[string]any); !strings.Contains(string(must(json.Marshal(found))), "api.findPetsByStatus") {
+		t.Errorf("sbx.search: %v", found)
+	}
+
+	// The token reached the server with every request to it...
+	reqs := api.requests()
+	if len(reqs) == 0 {
+		t.Fatal("no request reached the server")
+	}
+	for _, req := range reqs {
+		if req.Header.Get("Authorization") != "Bearer "+testToken {
+			t.Errorf("%s %s: Authorization %q", req.Method, req.URL, req.Header.Get("Authorization"))
+		}
+	}
+	// ...and nothing that Python sees: results, errors, help, inspect,
+	// info, output, the task logs and every file of the workspace; nor the
+	// host's logs.
+	seen := map[string]string{"output": string(r.Output), "stdout": r.Stdout, "stderr": r.Stderr, "host logs": logs.String()}
+	filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(p)
+			seen[p] = string(b)
+		}
+		return nil
+	})
+	if !strings.Contains(strings.Join(keys(seen), " "), "tasks") {
+		t.Errorf("no task log among the workspace's files: %v", keys(seen))
+	}
+	for where, text := range seen {
+		if strings.Contains(text, testToken) {
+			t.Errorf("the token is in %s", where)
+		}
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
