@@ -10,7 +10,7 @@ STAMP     := $(RUNTIME)/node_modules/.installed
 GOFLAGS   ?=
 TEST_TIMEOUT ?= 20m
 
-.PHONY: all build runtime test demo bench proto lint clean
+.PHONY: all build runtime fixtures test demo bench proto lint clean
 
 all: build
 
@@ -34,9 +34,19 @@ build: runtime
 		$(GO) build $(GOFLAGS) -o $(BIN)/parselbox-bridge-$${b%%=*} $${b#*=} || exit 1; \
 	done
 
+## fixtures: npm packages the tests run against (MCP servers and clients), pinned
+## by the lock files under tests/fixtures
+FIXTURES := $(dir $(wildcard tests/fixtures/*/package-lock.json))
+fixtures: $(addsuffix node_modules/.installed,$(FIXTURES))
+
+tests/fixtures/%/node_modules/.installed: tests/fixtures/%/package-lock.json
+	@command -v $(NPM) >/dev/null || { echo "npm not found: install Node.js + npm"; exit 1; }
+	cd tests/fixtures/$* && $(NPM) ci --ignore-scripts --no-audit --no-fund
+	@touch $@
+
 ## test: build what the tests need, then run every test against the real runtime
 # (atexit_sleep_ms=0: the race detector otherwise sleeps 1 s in every plugin exit)
-test: build
+test: build fixtures
 	PARSELBOX_REQUIRE_RUNTIME=1 PARSELBOX_RUNTIME=$(CURDIR)/$(RUNTIME) GORACE=atexit_sleep_ms=0 \
 		$(GO) test -race -timeout=$(TEST_TIMEOUT) ./...
 

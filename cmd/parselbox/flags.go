@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/parselbox/parselbox/host"
-	"github.com/parselbox/parselbox/host/config"
 )
 
 // sandboxFlags are the flags that mirror the configuration file. Flags
@@ -27,6 +26,9 @@ type sandboxFlags struct {
 	env        listFlag
 	pluginDirs listFlag
 	verbose    bool
+	// load reads the configuration file; nil means loadServerConfig, which
+	// checks the file's server block and leaves it out.
+	load func(path string) (*host.Config, error)
 }
 
 func newSandboxFlags(fs *flag.FlagSet) *sandboxFlags {
@@ -52,8 +54,15 @@ func newSandboxFlags(fs *flag.FlagSet) *sandboxFlags {
 func (f *sandboxFlags) config() (*host.Config, error) {
 	cfg := &host.Config{}
 	if f.configPath != "" {
+		load := f.load
+		if load == nil {
+			load = func(path string) (*host.Config, error) {
+				var ignored serverSettings
+				return loadServerConfig(path, ignored.apply)
+			}
+		}
 		var err error
-		if cfg, err = config.Load(f.configPath); err != nil {
+		if cfg, err = load(f.configPath); err != nil {
 			return nil, err
 		}
 	}

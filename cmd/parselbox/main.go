@@ -1,5 +1,6 @@
 // Command parselbox runs Python in a sandbox whose tools execute on the host.
 //
+//	parselbox [flags]             serve MCP over stdio or streamable HTTP (--transport http)
 //	parselbox exec [flags] CODE   run CODE (or - for stdin) and print the result as JSON
 //	parselbox plugins             list bridge plugins and their sha256
 //	parselbox version             print versions
@@ -10,10 +11,12 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/hashicorp/go-hclog"
@@ -36,9 +39,8 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		usage(stderr)
-		return exitUsage
+	if len(args) == 0 || (strings.HasPrefix(args[0], "-") && !isHelp(args[0]) && !isVersion(args[0])) {
+		return runServe(ctx, args, stdin, stdout, stderr)
 	}
 	switch args[0] {
 	case "exec":
@@ -50,6 +52,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitOK
 	case "help", "-h", "--help", "-help":
 		usage(stdout)
+		fmt.Fprint(stdout, "\nFlags of the MCP server (parselbox [flags]):\n")
+		fs := flag.NewFlagSet("parselbox", flag.ContinueOnError)
+		fs.SetOutput(stdout)
+		newServeFlags(fs)
+		fs.PrintDefaults()
 		return exitOK
 	default:
 		fmt.Fprintf(stderr, "parselbox: unknown command %q\n", args[0])
@@ -60,14 +67,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 func usage(w io.Writer) {
 	fmt.Fprint(w, `Usage:
+  parselbox [flags]             serve MCP: one tool, execute_code, over stdio (the default)
+                                or streamable HTTP (--transport http, at /mcp)
   parselbox exec [flags] CODE   run Python CODE (- reads it from stdin) in a fresh sandbox;
                                 prints {output, stdout, stderr, error, files} as JSON
   parselbox plugins             list the bridge plugins found, with their sha256
   parselbox version             print the version
 
-Run 'parselbox exec -h' for the flags.
+Run 'parselbox -h' or 'parselbox exec -h' for the flags.
 `)
 }
+
+func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" }
+
+func isVersion(arg string) bool { return arg == "--version" || arg == "-version" }
 
 // newLogger writes to stderr: stdout is for results (and, later, MCP).
 func newLogger(w io.Writer, verbose bool) hclog.Logger {

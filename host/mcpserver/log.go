@@ -14,6 +14,12 @@ const (
 	logTool    = "tool"
 	logError   = "error"
 	logMS      = "ms"
+	logReason  = "reason"
+	logRaised  = "raised"
+	logOrigin  = "origin"
+	logRemote  = "remote"
+	logURL     = "url"
+	logDir     = "dir"
 )
 
 // slogHandler passes the go-sdk's slog records to an hclog logger, one

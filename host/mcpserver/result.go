@@ -138,29 +138,36 @@ func (sh shaper) preview(out json.RawMessage) json.RawMessage {
 	if estimateTokens(p) <= sh.maxTokens {
 		return p
 	}
-	cut := []rune(string(p))
-	if n := sh.maxTokens * 4; len(cut) > n {
-		cut = cut[:n]
+	text := []rune(string(p))
+	n := min(len(text), sh.maxTokens*4)
+	for {
+		cut := marshal(string(text[:n]) + "...(truncated)")
+		over := len(cut) - sh.maxTokens*4 // escaping makes the JSON longer
+		if over <= 0 || n == 0 {
+			return cut
+		}
+		n = max(0, n-over-3)
 	}
-	return marshal(string(cut) + "...(truncated)")
 }
 
-// errorText renders a Python exception for the agent: the traceback,
-// which ends with "Type: message", or "Type: message" alone.
+// errorText renders a Python exception for the agent: its traceback, which
+// ends with "Type: message", followed by "Type: message" when the host
+// changed the message (a timeout says so) or the traceback has none.
 func errorText(e *host.Error) string {
 	head := e.Type
 	if e.Message != "" {
 		head += ": " + e.Message
 	}
 	tb := strings.TrimRight(e.Traceback, "\n")
-	switch {
-	case tb == "":
+	if tb == "" {
 		return head
-	case strings.Contains(tb, e.Type+":") || strings.HasSuffix(tb, e.Type):
-		return tb
-	default:
-		return tb + "\n" + head
 	}
+	last := tb[strings.LastIndexByte(tb, '\n')+1:]
+	// A SyntaxError's message adds "(file, line n)" to the last line.
+	if last == head || strings.HasPrefix(head, last+" (") {
+		return tb
+	}
+	return tb + "\n" + head
 }
 
 // toolResult wraps a Response as MCP wants it: the same JSON object as

@@ -1,0 +1,332 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/host/mcpserver"
+	"github.com/parselbox/parselbox/internal/testenv"
+)
+
+// mainEnv makes the test binary run main() (TestMain): the parselbox
+// command as a real subprocess.
+const mainEnv = "PARSELBOX_CMD_TEST_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(mainEnv) != "" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// parselbox returns the command running this test binary as parselbox.
+func parselbox(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), mainEnv+"=1")
+	return cmd
+}
+
+func sandboxArgs(t *testing.T) []string {
+	return []string{"--runtime-dir", testenv.Runtime(t).Dir, "--cache-dir", testenv.CacheDir(t)}
+}
+
+func callCode(t *testing.T, cs *mcp.ClientSession, code string) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": code}})
+	if err != nil {
+		t.Fatalf("execute_code(%q): %v", code, err)
+	}
+	return res
+}
+
+func text(res *mcp.CallToolResult) string { return res.Content[0].(*mcp.TextContent).Text }
+
+// `parselbox [flags]` serves MCP over stdio: a real subprocess driven by
+// the go-sdk's CommandTransport, with the flags mirrored from the file.
+func TestServeStdio(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	cmd := parselbox(t, append(sandboxArgs(t), "--output-dir", out, "--env", "WHO=stdio", "--max-output-tokens", "20")...)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connecting: %v\nstderr:\n%s", err, stderr.String())
+	}
+	init := cs.InitializeResult()
+	if init.ServerInfo.Name != "Parselbox" || init.ServerInfo.Version != version || !strings.Contains(init.Instructions, "sbx.info()") {
+		t.Errorf("initialize: %+v", init)
+	}
+	callCode(t, cs, "import os\nwho = os.environ['WHO']")
+	if got := text(callCode(t, cs, "who")); got != `{"result":"stdio"}` {
+		t.Errorf("state: %s", got)
+	}
+	if got := text(callCode(t, cs, "open('o.txt', 'w').write('x')\n'ok'")); got != `{"result":"ok","files":["/workspace/o.txt"]}` {
+		t.Errorf("file: %s", got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "o.txt")); string(b) != "x" {
+		t.Errorf("--output-dir: %q", b)
+	}
+	if got := text(callCode(t, cs, "'y' * 200")); !strings.Contains(got, `"note":"Execution output too big`) {
+		t.Errorf("--max-output-tokens: %s", got)
+	}
+	if err := cs.Close(); err != nil {
+		t.Errorf("closing: %v", err)
+	}
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 0 {
+		t.Errorf("exit: %v\nstderr:\n%s", cmd.ProcessState, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "MCP available via stdio") {
+		t.Errorf("stderr does not say how MCP is served:\n%s", stderr.String())
+	}
+}
+
+// `parselbox --transport http` binds 127.0.0.1 by default and serves
+// /mcp; a cancelled context (Ctrl-C) ends it with status 0.
+func TestServeHTTP(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	args := append(sandboxArgs(t), "--transport", "HTTP", "--port", "0", "--pool-size", "0")
+	go func() { done <- run(ctx, args, strings.NewReader(""), &bytes.Buffer{}, &stderr) }()
+	urlRE := regexp.MustCompile(`url=(http://\S+)`)
+	var url string
+	deadline := time.Now().Add(60 * time.Second)
+	for url == "" {
+		if m := urlRE.FindStringSubmatch(stderr.String()); m != nil {
+			url = m[1]
+			break
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("exit %d:\n%s", code, stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no URL logged:\n%s", stderr.String())
+		}
+	}
+	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.HasSuffix(url, "/mcp") {
+		t.Errorf("served at %s, want http://127.0.0.1:PORT/mcp", url)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := text(callCode(t, cs, "6 * 7")); got != `{"result":42}` {
+		t.Errorf("6 * 7: %s", got)
+	}
+	cs.Close()
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Errorf("exit %d after cancel:\n%s", code, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server did not stop")
+	}
+}
+
+// A parselbox started with PARSELBOX_MCP_PROBE set (by a Parselbox's
+// mcpproxy bridge) exits at once, serving nothing.
+func TestServeProbe(t *testing.T) {
+	t.Parallel()
+	cmd := parselbox(t)
+	cmd.Env = append(cmd.Env, mcpserver.ProbeEnv+"=true")
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}` + "\n")
+	began := time.Now()
+	out, err := cmd.Output()
+	if err != nil || len(out) != 0 {
+		t.Errorf("probe: %v, stdout %q", err, out)
+	}
+	if d := time.Since(began); d > 5*time.Second {
+		t.Errorf("probe took %v", d)
+	}
+}
+
+func TestServeUsageErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(data), 0o644)
+		return p
+	}
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"transport":        {[]string{"--transport", "sse"}, "want stdio or http"},
+		"open host":        {[]string{"--transport", "http", "--host", "0.0.0.0"}, "set --auth-token"},
+		"argument":         {[]string{"--elicit", "extra"}, `unexpected argument "extra"`},
+		"port":             {[]string{"--port", "70000"}, "--port"},
+		"negative":         {[]string{"--pool-size", "-1"}, "0 or more"},
+		"server key":       {[]string{"--config", write("k.hcl", "server {\n  prot = 1\n}\n")}, `server: unknown key "prot"`},
+		"server value":     {[]string{"--config", write("v.yaml", "server:\n  port: many\n")}, "port: want a whole number"},
+		"after the block":  {[]string{"--config", write("a.hcl", "server {\n  port = 1\n}\nnetwrok = true\n")}, "a.hcl:4"},
+		"server attribute": {[]string{"--config", write("attr.hcl", "server = { port = 1 }\n")}, "write it as a block"},
+		"runtime":          {[]string{"--runtime-dir", dir}, "runtime"},
+	} {
+		var stderr bytes.Buffer
+		code := run(t.Context(), tc.args, strings.NewReader(""), &bytes.Buffer{}, &stderr)
+		if code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%s: exit %d, stderr: %s", name, code, stderr.String())
+		}
+	}
+}
+
+// The server block of the configuration file, in each syntax; the rest of
+// the file is the sandbox's; flags override both, and the token may come
+// from the environment.
+func TestServerConfigBlock(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	files := map[string]string{
+		"p.hcl": `memory = 512
+server {
+  transport   = "http"
+  port        = 9100
+  host        = "localhost"
+  idle_timeout = "90s"
+  max_sessions = 3
+  pool_size   = 0
+  max_output_tokens = 500
+  elicit      = true
+  no_ui       = true
+  auth_token  = "from-file"
+}
+output_dir = "out"
+`,
+		"p.yaml": `memory: 512
+server:
+  transport: http
+  port: 9100
+  host: localhost
+  idle_timeout: 90
+  max_sessions: 3
+  pool_size: 0
+  max_output_tokens: 500
+  elicit: true
+  no_ui: true
+  auth_token: from-file
+output_dir: out
+`,
+		"p.json": `{"server": {"transport": "http", "port": 9100, "host": "localhost", "idle_timeout": "1m30s",
+  "max_sessions": 3, "pool_size": 0, "max_output_tokens": 500, "elicit": true, "no_ui": true,
+  "auth_token": "from-file"},
+ "memory": 512, "output_dir": "out"}`,
+		"last.json": `{"memory": 512, "output_dir": "out", "server": {"transport": "http", "port": 9100, "host": "localhost",
+  "idle_timeout": 90, "max_sessions": 3, "pool_size": 0, "max_output_tokens": 500, "elicit": true,
+  "no_ui": true, "auth_token": "from-file"}}`,
+	}
+	want := serverSettings{Transport: "http", Host: "localhost", Port: 9100, AuthToken: "from-file",
+		IdleTimeout: 90 * time.Second, MaxSessions: 3, PoolSize: 0, MaxOutputTokens: 500, Elicit: true, NoUI: true}
+	for name, data := range files {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(data), 0o644)
+		f := newServeFlags(flagSet())
+		if err := f.fs.Parse([]string{"--config", p}); err != nil {
+			t.Fatal(err)
+		}
+		cfg, s, err := f.settings()
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if diff := cmp.Diff(want, s); diff != "" {
+			t.Errorf("%s: settings (-want +got):\n%s", name, diff)
+		}
+		if cfg.Memory != 512 || cfg.OutputDir != filepath.Join(dir, "out") {
+			t.Errorf("%s: sandbox config: memory %d, output_dir %s", name, cfg.Memory, cfg.OutputDir)
+		}
+	}
+
+	// Flags win over the file.
+	f := newServeFlags(flagSet())
+	f.fs.Parse([]string{"--config", filepath.Join(dir, "p.hcl"), "--port", "9200", "--max-sessions", "0", "--auth-token", "from-flag", "--transport", "stdio"})
+	_, s, err := f.settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Port != 9200 || s.MaxSessions != 0 || s.AuthToken != "from-flag" || s.Transport != "stdio" || s.PoolSize != 0 {
+		t.Errorf("flags over file: %+v", s)
+	}
+	if o := s.options(&host.Config{}, nil); o.MaxSessions != -1 || o.PoolSize != -1 || o.MaxOutputTokens != 500 {
+		t.Errorf("options: %+v", o)
+	}
+
+	// Defaults without a file.
+	f = newServeFlags(flagSet())
+	f.fs.Parse(nil)
+	_, s, _ = f.settings()
+	if diff := cmp.Diff(defaultServer, s); diff != "" || s.Host != "127.0.0.1" || s.Transport != "stdio" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+}
+
+// `parselbox exec` takes the same file, server block included.
+func TestExecConfigWithServerBlock(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "p.hcl")
+	os.WriteFile(p, []byte("server {\n  elicit = true\n}\nenv = { WHO = \"file\" }\n"), 0o644)
+	code, res, stderr := runCLI(t, "", "exec", "--config", p, "import os\nos.environ['WHO']")
+	if code != exitOK || string(res.Output) != `"file"` {
+		t.Errorf("exit %d, %+v, %s", code, res, stderr)
+	}
+}
+
+// The token from the environment, between the file and the flag.
+func TestServerTokenEnv(t *testing.T) {
+	t.Setenv(authTokenEnv, "from-env")
+	f := newServeFlags(flagSet())
+	f.fs.Parse([]string{"--transport", "http", "--host", "0.0.0.0"})
+	_, s, err := f.settings()
+	if err != nil || s.AuthToken != "from-env" {
+		t.Errorf("token from the environment: %q, %v", s.AuthToken, err)
+	}
+	f = newServeFlags(flagSet())
+	f.fs.Parse([]string{"--auth-token", "from-flag"})
+	if _, s, _ := f.settings(); s.AuthToken != "from-flag" {
+		t.Errorf("the flag over the environment: %q", s.AuthToken)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -1,0 +1,58 @@
+// Package mcpserver is Parselbox's MCP front end: an MCP server named
+// "Parselbox" with one tool, execute_code(code), whose code runs in a
+// sandbox of the session's own (package host).
+//
+// The tool's result is one JSON object, given both as structured content
+// and as a single text block: {"result": <value of the last expression>}
+// with an optional "note" (output truncated to its sbx.preview(), or no
+// output), "files" (the paths the code wrote) and "view" (the HTML of
+// display()), or {"error": "<traceback>"} with isError set when the code
+// raised. The server's instructions are the sandbox's guide text
+// (host.Sandbox.Prompt). The files the code writes become resources,
+// file:///workspace/..., announced with notifications/resources/list_changed.
+//
+// Serve one client over stdio (the sandbox starts when the client
+// initializes):
+//
+//	srv, err := mcpserver.New(mcpserver.Options{Config: cfg, Logger: logger, Version: version})
+//	if err != nil {
+//		return err
+//	}
+//	defer srv.Close()
+//	return srv.Run(ctx, &mcp.StdioTransport{})
+//
+// or many over streamable HTTP, each MCP session with its own sandbox, taken
+// from a pool of sandboxes booted ahead:
+//
+//	ln, err := net.Listen("tcp", "127.0.0.1:9000")
+//	...
+//	return srv.RunHTTP(ctx, ln) // http://127.0.0.1:9000/mcp
+//
+// Over HTTP every request must come without an Origin header or from a
+// loopback origin (403 otherwise), carry Options.AuthToken as a bearer
+// token when one is set (401), and stay under MaxRequestBytes (413);
+// RunHTTP refuses to listen beyond loopback without a token. Idle sessions
+// close after Options.IdleTimeout, and Options.MaxSessions bounds how many
+// are open.
+//
+// With Options.Elicit, every tool call the sandbox makes waits for the
+// user's approval, asked through MCP elicitation; a refusal is a
+// PermissionError in Python. On protocol versions before 2026-07-28 the
+// server sends the elicitation request while execute_code is in progress;
+// from 2026-07-28 on, where a server may not send requests of its own,
+// execute_code returns the approval as an input request and the Python
+// execution waits, suspended inside the tool call, until the client calls
+// again with the answer (multi round trip). A client that cannot elicit
+// gets no approvals asked, and the log says so.
+//
+// For agent frameworks that run tools themselves, NewTool gives
+// execute_code over an existing sandbox, and ServeMCP serves an existing
+// sandbox over any go-sdk transport:
+//
+//	sb, err := host.New(ctx, cfg)
+//	...
+//	system := sb.Prompt()
+//	tool := mcpserver.NewTool(sb, nil)
+//	resp, err := tool.Call(ctx, json.RawMessage(`{"code": "1 + 1"}`))
+//	// resp.Result is 2
+package mcpserver

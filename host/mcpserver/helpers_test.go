@@ -1,0 +1,280 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/internal/testenv"
+)
+
+// helperEnv makes the test binary serve MCP over stdio (TestMain): the
+// subprocess of the stdio tests.
+const helperEnv = "PARSELBOX_MCPSERVER_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) != "" {
+		os.Exit(helperMain())
+	}
+	os.Exit(m.Run())
+}
+
+// helperMain serves a sandbox with the calc namespace over stdio, asking
+// for approvals.
+func helperMain() int {
+	srv, err := New(Options{
+		Config: host.Config{
+			RuntimeDir: os.Getenv("PARSELBOX_RUNTIME"),
+			CacheDir:   os.Getenv("PARSELBOX_TEST_CACHE"),
+			Context:    map[string]any{"calc": calc{}},
+		},
+		Version: "test",
+		Elicit:  true,
+	})
+	if err != nil {
+		return 2
+	}
+	defer srv.Close()
+	if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// calc is the namespace the sandbox's tool calls reach.
+type calc struct{}
+
+func (calc) Add(a, b int) int { return a + b }
+func (calc) Sub(a, b int) int { return a - b }
+func (calc) Mul(a, b int) int { return a * b }
+func (calc) ParamNames() map[string][]string {
+	return map[string][]string{"Add": {"a", "b"}, "Sub": {"a", "b"}, "Mul": {"a", "b"}}
+}
+
+// testOptions are options whose sandboxes use the test runtime and cache.
+func testOptions(t *testing.T, o Options) Options {
+	t.Helper()
+	o.Config.RuntimeDir = testenv.Runtime(t).Dir
+	if o.Config.CacheDir == "" {
+		o.Config.CacheDir = testenv.CacheDir(t)
+	}
+	if o.Logger == nil {
+		o.Logger = testenv.Logger(t)
+	}
+	if o.Version == "" {
+		o.Version = "test"
+	}
+	return o
+}
+
+func newServer(t *testing.T, o Options) *Server {
+	t.Helper()
+	srv, err := New(testOptions(t, o))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// client records what a test client receives.
+type client struct {
+	mu          sync.Mutex
+	elicits     []string // messages of the elicitation requests
+	listChanged chan struct{}
+}
+
+// newClient returns a go-sdk client; answer, if set, answers elicitations.
+func newClient(answer func(msg string) *mcp.ElicitResult) (*mcp.Client, *client) {
+	rec := &client{listChanged: make(chan struct{}, 16)}
+	opts := &mcp.ClientOptions{
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			select {
+			case rec.listChanged <- struct{}{}:
+			default:
+			}
+		},
+	}
+	if answer != nil {
+		opts.ElicitationHandler = func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			rec.mu.Lock()
+			rec.elicits = append(rec.elicits, req.Params.Message)
+			rec.mu.Unlock()
+			return answer(req.Params.Message), nil
+		}
+	}
+	return mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, opts), rec
+}
+
+func (c *client) elicited() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.elicits...)
+}
+
+// connectInMemory serves one session with srv.Run over in-memory pipes.
+// protocol "" is the go-sdk's default (the sessionless 2026-07-28).
+func connectInMemory(t *testing.T, srv *Server, c *mcp.Client, protocol string) *mcp.ClientSession {
+	t.Helper()
+	st, ct := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, st) }()
+	cs, err := c.Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+	if err != nil {
+		cancel()
+		t.Fatalf("connecting: %v", err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return cs
+}
+
+// startHTTP serves srv on a loopback port and returns the endpoint.
+func startHTTP(t *testing.T, srv *Server) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.RunHTTP(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("RunHTTP: %v", err)
+		}
+	})
+	url := "http://" + ln.Addr().String() + Path
+	// RunHTTP serves once the pool's first sandbox booted.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			return url
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("RunHTTP: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the HTTP server did not start")
+		}
+	}
+}
+
+// bearer adds a token to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+func connectHTTP(t *testing.T, url, token string, c *mcp.Client) (*mcp.ClientSession, error) {
+	t.Helper()
+	tr := &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}
+	if token != "" {
+		tr.HTTPClient = &http.Client{Transport: bearer{token, http.DefaultTransport}}
+	}
+	cs, err := c.Connect(t.Context(), tr, nil)
+	if err == nil {
+		t.Cleanup(func() { cs.Close() })
+	}
+	return cs, err
+}
+
+// result is execute_code's answer as a test sees it.
+type result struct {
+	Result  any      `json:"result"`
+	Error   string   `json:"error"`
+	Note    string   `json:"note"`
+	Files   []string `json:"files"`
+	View    string   `json:"view"`
+	IsError bool     `json:"-"`
+	Text    string   `json:"-"` // the text block
+}
+
+func run(t *testing.T, cs *mcp.ClientSession, code string) result {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: ToolName, Arguments: map[string]any{"code": code}})
+	if err != nil {
+		t.Fatalf("execute_code(%q): %v", code, err)
+	}
+	return decode(t, res)
+}
+
+func decode(t *testing.T, res *mcp.CallToolResult) result {
+	t.Helper()
+	if len(res.Content) != 1 {
+		t.Fatalf("want one content block, got %d", len(res.Content))
+	}
+	text, ok := res.Content[0].(*mcp.TextContent)
+	if !ok {
+		t.Fatalf("content is %T, not text", res.Content[0])
+	}
+	var r result
+	if err := json.Unmarshal([]byte(text.Text), &r); err != nil {
+		t.Fatalf("text block is not JSON: %v\n%s", err, text.Text)
+	}
+	structured, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b any
+	json.Unmarshal(structured, &a)
+	json.Unmarshal([]byte(text.Text), &b)
+	if ja, jb := mustJSON(a), mustJSON(b); ja != jb {
+		t.Errorf("structured content %s differs from the text block %s", ja, jb)
+	}
+	r.IsError, r.Text = res.IsError, text.Text
+	return r
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// value is the result of code that must succeed.
+func value(t *testing.T, cs *mcp.ClientSession, code string) any {
+	t.Helper()
+	r := run(t, cs, code)
+	if r.IsError || r.Error != "" {
+		t.Fatalf("execute_code(%q) failed: %s", code, r.Error)
+	}
+	return r.Result
+}
+
+// waitFor polls cond for up to d.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

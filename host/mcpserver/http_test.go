@@ -1,0 +1,270 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parselbox/parselbox/host"
+)
+
+// Two HTTP sessions never see each other's variables or files.
+func TestHTTPIsolation(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	srv := newServer(t, Options{PoolSize: 1, Config: host.Config{OutputDir: out}})
+	url := startHTTP(t, srv)
+	ca, recA := newClient(nil)
+	a, err := connectHTTP(t, url, "", ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, _ := newClient(nil)
+	b, err := connectHTTP(t, url, "", cb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.InitializeResult().Instructions == "" || a.InitializeResult().ServerInfo.Name != "Parselbox" {
+		t.Errorf("initialize result: %+v", a.InitializeResult())
+	}
+	value(t, a, "secret = 'from a'\nopen('a.txt', 'w').write('a')")
+	<-recA.listChanged
+	r := run(t, b, "secret")
+	if !r.IsError || !strings.Contains(r.Error, "NameError") {
+		t.Errorf("session b sees a's variable: %+v", r)
+	}
+	if got := value(t, b, "import os\nos.listdir('/workspace')"); len(got.([]any)) != 0 {
+		t.Errorf("session b sees a's files: %v", got)
+	}
+	list, err := b.ListResources(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Resources) != 0 {
+		t.Errorf("session b lists a's resources: %+v", list.Resources)
+	}
+	if _, err := b.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "file:///workspace/a.txt"}); err == nil {
+		t.Error("session b reads a's file")
+	}
+	if _, err := a.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "file:///workspace/a.txt"}); err != nil {
+		t.Errorf("session a reads its file: %v", err)
+	}
+	// With an output directory, each session writes to its own.
+	if m, _ := filepath.Glob(filepath.Join(out, "session-*", "a.txt")); len(m) != 1 {
+		t.Errorf("a's file under %s: %v", out, m)
+	}
+	if n := srv.SessionCount(); n != 2 {
+		t.Errorf("%d sessions, want 2", n)
+	}
+	// A session that ends gives its sandbox back.
+	pid := sessionOf(t, srv, b).Sandbox().PID()
+	b.Close()
+	waitFor(t, 10*time.Second, "the session's end", func() bool { return srv.SessionCount() == 1 })
+	waitFor(t, 10*time.Second, "the sandbox's end", func() bool { return syscall.Kill(pid, 0) != nil })
+}
+
+// sessionOf finds the server side of an HTTP client session.
+func sessionOf(t *testing.T, srv *Server, cs *mcp.ClientSession) *session {
+	t.Helper()
+	for _, s := range sessionsOf(srv) {
+		s.mu.Lock()
+		ss := s.ss
+		s.mu.Unlock()
+		if ss != nil && ss.ID() == cs.ID() {
+			return s
+		}
+	}
+	t.Fatalf("no session %s", cs.ID())
+	return nil
+}
+
+// The HTTP front door: bearer token, Origin, body size, and no listening
+// beyond loopback without a token.
+func TestHTTPSecurity(t *testing.T) {
+	t.Parallel()
+	const token = "s3cret-token"
+	srv := newServer(t, Options{AuthToken: token, PoolSize: -1})
+	url := startHTTP(t, srv)
+
+	post := func(header map[string]string, body string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	for name, tc := range map[string]struct {
+		header map[string]string
+		body   string
+		want   int
+	}{
+		"no token":         {nil, ping, http.StatusUnauthorized},
+		"wrong token":      {map[string]string{"Authorization": "Bearer nope"}, ping, http.StatusUnauthorized},
+		"token prefix":     {map[string]string{"Authorization": "Bearer s3cret"}, ping, http.StatusUnauthorized},
+		"basic auth":       {map[string]string{"Authorization": "Basic " + token}, ping, http.StatusUnauthorized},
+		"foreign origin":   {map[string]string{"Authorization": "Bearer " + token, "Origin": "https://evil.example"}, ping, http.StatusForbidden},
+		"null origin":      {map[string]string{"Authorization": "Bearer " + token, "Origin": "null"}, ping, http.StatusForbidden},
+		"too big":          {map[string]string{"Authorization": "Bearer " + token}, `{"x":"` + strings.Repeat("a", MaxRequestBytes) + `"}`, http.StatusRequestEntityTooLarge},
+		"loopback origin":  {map[string]string{"Authorization": "bearer " + token, "Origin": "http://localhost:6274"}, ping, http.StatusOK},
+		"no origin":        {map[string]string{"Authorization": "Bearer " + token}, ping, http.StatusOK},
+		"127.0.0.1 origin": {map[string]string{"Authorization": "Bearer " + token, "Origin": "http://127.0.0.1"}, ping, http.StatusOK},
+	} {
+		if got := post(tc.header, tc.body); got != tc.want {
+			t.Errorf("%s: status %d, want %d", name, got, tc.want)
+		}
+	}
+
+	// The go-sdk client with and without the token.
+	c, _ := newClient(nil)
+	if _, err := connectHTTP(t, url, "", c); err == nil || !strings.Contains(err.Error(), "Unauthorized") {
+		t.Errorf("connecting without the token: %v", err)
+	}
+	cs, err := connectHTTP(t, url, token, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := value(t, cs, "6 * 7"); got != 42.0 {
+		t.Errorf("6 * 7 = %v", got)
+	}
+
+	// Beyond loopback, a token is required.
+	open := newServer(t, Options{PoolSize: -1})
+	ln, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := open.RunHTTP(t.Context(), ln); !errors.Is(err, ErrNeedToken) {
+		t.Errorf("RunHTTP on %s without a token: %v", ln.Addr(), err)
+	}
+}
+
+// A session beyond MaxSessions is refused with a clear error; an idle
+// session closes after IdleTimeout, closing its sandbox.
+func TestHTTPLimitAndIdle(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, Options{MaxSessions: 1, IdleTimeout: 1500 * time.Millisecond, PoolSize: 1})
+	url := startHTTP(t, srv)
+	c, _ := newClient(nil)
+	first, err := connectHTTP(t, url, "", c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	value(t, first, "1")
+	if _, err := connectHTTP(t, url, "", c); err == nil || !strings.Contains(err.Error(), "too many sessions") ||
+		!strings.Contains(err.Error(), "--max-sessions") {
+		t.Errorf("second session: %v", err)
+	}
+	pid := onlySession(t, srv).Sandbox().PID()
+
+	// Idle: closed, with its sandbox; then a new session fits.
+	waitFor(t, 10*time.Second, "the idle session to close", func() bool { return srv.SessionCount() == 0 })
+	waitFor(t, 10*time.Second, "the sandbox to stop", func() bool { return syscall.Kill(pid, 0) != nil })
+	if _, err := first.CallTool(t.Context(), &mcp.CallToolParams{Name: ToolName, Arguments: map[string]any{"code": "1"}}); err == nil {
+		t.Error("a call on the closed session worked")
+	}
+	again, err := connectHTTP(t, url, "", c)
+	if err != nil {
+		t.Fatalf("after the idle session closed: %v", err)
+	}
+	if got := value(t, again, "2 + 2"); got != 4.0 {
+		t.Errorf("2 + 2 = %v", got)
+	}
+}
+
+// A timeout and a crash of the sandbox in the middle of a session: the
+// session goes on.
+func TestTimeoutAndCrash(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, Options{PoolSize: 1, Config: host.Config{Timeout: 2 * time.Second}})
+	url := startHTTP(t, srv)
+	c, _ := newClient(nil)
+	cs, err := connectHTTP(t, url, "", c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	value(t, cs, "kept = 'yes'")
+	r := run(t, cs, "while True:\n    pass")
+	if !r.IsError || !strings.Contains(r.Error, "timed out") {
+		t.Errorf("timeout: %+v", r)
+	}
+	if got := value(t, cs, "kept"); got != "yes" {
+		t.Errorf("state after a timeout: %v", got)
+	}
+
+	// kill -9 of the Deno process while code runs.
+	sb := onlySession(t, srv).Sandbox()
+	pid := sb.PID()
+	done := make(chan result, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: ToolName,
+			Arguments: map[string]any{"code": "import asyncio\nawait asyncio.sleep(30)"}})
+		if err != nil {
+			t.Errorf("call during the crash: %v", err)
+			done <- result{}
+			return
+		}
+		done <- decode(t, res)
+	}()
+	time.Sleep(500 * time.Millisecond)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no result after the crash")
+	}
+	if !r.IsError || !strings.Contains(r.Error, "state was lost") {
+		t.Errorf("crash: %+v", r)
+	}
+	if got := value(t, cs, "1 + 1"); got != 2.0 {
+		t.Errorf("after the crash: %v", got)
+	}
+	if sb.PID() == pid {
+		t.Error("the sandbox was not restarted")
+	}
+	r = run(t, cs, "kept")
+	if !strings.Contains(r.Error, "NameError") {
+		t.Errorf("state after a crash: %+v", r)
+	}
+}
+
+// The pool hands a booted sandbox to a new session and boots the next.
+func TestPool(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, Options{PoolSize: 1})
+	url := startHTTP(t, srv)
+	waitFor(t, 30*time.Second, "the pool to fill", func() bool { return srv.pool.idle() == 1 })
+	c, _ := newClient(nil)
+	began := time.Now()
+	cs, err := connectHTTP(t, url, "", c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := value(t, cs, "1 + 1"); got != 2.0 {
+		t.Errorf("1 + 1 = %v", got)
+	}
+	t.Logf("connect + first execute_code with a warm pool: %v", time.Since(began))
+	waitFor(t, 30*time.Second, "the pool to refill", func() bool { return srv.pool.idle() == 1 })
+	if diff := cmp.Diff(1, srv.SessionCount()); diff != "" {
+		t.Errorf("sessions (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,247 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/host/config"
+	"github.com/parselbox/parselbox/host/sandbox"
+)
+
+// Server is the Parselbox MCP server: one tool, execute_code, whose code
+// runs in a sandbox of the session's own; the files the code writes become
+// resources. Serve one session over any go-sdk transport with Run (stdio),
+// or many over streamable HTTP with RunHTTP or as an http.Handler.
+type Server struct {
+	opts Options
+	log  hclog.Logger
+	pool *pool
+	http *mcp.StreamableHTTPHandler
+	// versions answers the HTTP handler's protocol version checks of
+	// requests that do not open a session.
+	versions *mcp.Server
+	token    [sha256.Size]byte // of Options.AuthToken
+
+	mu       sync.Mutex
+	sessions map[*session]struct{} // the sessions that hold a sandbox
+	closed   bool
+}
+
+// New checks the sandbox configuration and returns a server; it starts no
+// sandbox until a client needs one (or RunHTTP warms the pool). A
+// configuration the host cannot run with is a *host.ConfigError or
+// *config.Error.
+func New(opts Options) (*Server, error) {
+	o := opts.resolved()
+	if err := config.Validate(&o.Config); err != nil {
+		return nil, err
+	}
+	if _, err := sandbox.FindRuntime(o.Config.RuntimeDir); err != nil {
+		return nil, &host.ConfigError{Err: err}
+	}
+	s := &Server{
+		opts:     o,
+		log:      o.Logger.Named("mcp"),
+		sessions: map[*session]struct{}{},
+		versions: mcp.NewServer(&mcp.Implementation{Name: Name, Version: o.Version}, nil),
+	}
+	if o.AuthToken != "" {
+		s.token = sha256.Sum256([]byte(o.AuthToken))
+	}
+	s.pool = newPool(o.PoolSize, func(ctx context.Context) (*box, error) { return s.boot(ctx, true) }, s.log.Named("pool"))
+	s.http = mcp.NewStreamableHTTPHandler(s.serverFor, &mcp.StreamableHTTPOptions{
+		Logger:              newSlog(s.log.Named("http")),
+		SessionTimeout:      o.IdleTimeout,
+		MaxRequestBodyBytes: MaxRequestBytes,
+	})
+	return s, nil
+}
+
+// boot starts a sandbox for a session. perSession gives it its own
+// directory under Config.OutputDir, since sessions must not see each
+// other's files.
+func (s *Server) boot(ctx context.Context, perSession bool) (*box, error) {
+	cfg := s.opts.Config
+	b := &box{}
+	if s.opts.Elicit {
+		b.ap = &approver{}
+		cfg.Hooks = append(slices.Clone(cfg.Hooks), b.ap)
+	}
+	if perSession && cfg.OutputDir != "" {
+		b.dir = filepath.Join(cfg.OutputDir, "session-"+rand.Text()[:12])
+		cfg.OutputDir = b.dir
+	}
+	sb, err := host.New(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	b.sb = sb
+	if perSession && len(s.opts.Config.Hooks) == 0 {
+		// Code runs slowly at first after a snapshot restore: run some
+		// while the sandbox waits in the pool rather than in the session's
+		// first call. (Not with hooks of the embedder's, which would see
+		// an execution nobody asked for.)
+		if _, err := sb.Execute(ctx, warmUp); err != nil {
+			sb.Close()
+			return nil, fmt.Errorf("warming up the sandbox: %w", err)
+		}
+	}
+	return b, nil
+}
+
+// warmUp is what a pooled sandbox runs before a session takes it: it
+// leaves no names behind.
+const warmUp = "(lambda: sum(i * i for i in range(100)))()"
+
+// admit counts a session against MaxSessions.
+func (s *Server) admit(sess *session) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.opts.MaxSessions > 0 && len(s.sessions) >= s.opts.MaxSessions {
+		return fmt.Errorf("parselbox: %w: %d are open, the limit (--max-sessions) is %d; "+
+			"close a session or wait until an idle one times out", ErrTooManySessions, len(s.sessions), s.opts.MaxSessions)
+	}
+	s.sessions[sess] = struct{}{}
+	return nil
+}
+
+func (s *Server) leave(sess *session) {
+	s.mu.Lock()
+	delete(s.sessions, sess)
+	s.mu.Unlock()
+}
+
+// newSession makes a session whose sandbox comes from the pool (HTTP) or
+// is booted for it (Run).
+func (s *Server) newSession(pooled bool) *session {
+	var sess *session
+	acquire := func(ctx context.Context, ss *mcp.ServerSession) (*box, error) {
+		if err := s.admit(sess); err != nil {
+			return nil, err
+		}
+		var b *box
+		var err error
+		if pooled {
+			b, err = s.pool.get(ctx)
+		} else {
+			b, err = s.boot(ctx, false)
+		}
+		if err != nil {
+			s.leave(sess)
+			return nil, err
+		}
+		if pooled && ss != nil {
+			// An HTTP session ends when the client deletes it, it times
+			// out, or the server closes.
+			go func() {
+				_ = ss.Wait()
+				sess.end()
+			}()
+		}
+		return b, nil
+	}
+	release := func(b *box) {
+		if err := b.close(); err != nil {
+			s.log.Warn("closing a sandbox", logError, err)
+		}
+		s.leave(sess)
+	}
+	sess = newSession(&s.opts, s.log, acquire, release)
+	return sess
+}
+
+// Run serves one MCP session over t (for example &mcp.StdioTransport{}),
+// with a sandbox started when the client initializes, until the client
+// disconnects (nil) or ctx is done (ctx.Err()). A crash or timeout in the
+// sandbox ends neither: the sandbox restarts.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	return serve(ctx, s.newSession(false), t)
+}
+
+// ServeMCP serves an existing sandbox over t, as Run does, until the client
+// disconnects or ctx is done; sb stays open. opts may be nil; of it,
+// MaxOutputTokens, NoUI, Version and Logger apply. (Approvals need the
+// sandbox's hooks: use a Server with Options.Elicit for them.)
+func ServeMCP(ctx context.Context, sb *host.Sandbox, t mcp.Transport, opts *Options) error {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	o = o.resolved()
+	b := &box{sb: sb}
+	sess := newSession(&o, o.Logger.Named("mcp"),
+		func(context.Context, *mcp.ServerSession) (*box, error) { return b, nil },
+		func(*box) {})
+	return serve(ctx, sess, t)
+}
+
+func serve(ctx context.Context, sess *session, t mcp.Transport) error {
+	defer sess.end()
+	ss, err := sess.server.Connect(ctx, t, nil)
+	if err != nil {
+		return fmt.Errorf("connecting: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		ss.Close()
+		<-done
+		return ctx.Err()
+	}
+	// The client hung up: the normal end of a session.
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, mcp.ErrConnectionClosed) {
+		err = nil
+	}
+	return err
+}
+
+// Close ends every session, stopping its sandbox, and the pool.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	sessions := make([]*session, 0, len(s.sessions))
+	for sess := range s.sessions {
+		sessions = append(sessions, sess)
+	}
+	s.mu.Unlock()
+	for _, sess := range sessions {
+		sess.mu.Lock()
+		ss := sess.ss
+		sess.mu.Unlock()
+		if ss != nil {
+			ss.Close()
+		}
+		sess.end()
+	}
+	s.pool.close()
+	return nil
+}
+
+// SessionCount is the number of sessions holding a sandbox.
+func (s *Server) SessionCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.sessions)
+}
+
+// Pooled is the number of booted sandboxes waiting in the pool for new
+// HTTP sessions.
+func (s *Server) Pooled() int { return s.pool.idle() }

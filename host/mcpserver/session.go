@@ -1,0 +1,401 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parselbox/parselbox/host"
+)
+
+// Method names the session intercepts.
+const (
+	methodInitialize = "initialize"
+	methodDiscover   = "server/discover"
+)
+
+// codeSessionRefused is the JSON-RPC error code of a session the server
+// cannot open (limit reached, sandbox failed to start).
+const codeSessionRefused = -32000
+
+// session is one MCP session: its own go-sdk Server (so that its resources
+// are its own), and the sandbox it runs code in, started on the first
+// request that needs it.
+type session struct {
+	opts    *Options
+	log     hclog.Logger
+	server  *mcp.Server
+	shape   shaper
+	acquire func(context.Context, *mcp.ServerSession) (*box, error)
+	release func(*box)
+
+	ctx    context.Context // the session's life: executions stop with it
+	cancel context.CancelFunc
+
+	startMu sync.Mutex    // held while the sandbox starts
+	turn    chan struct{} // one execution at a time
+
+	mu        sync.Mutex
+	box       *box
+	ss        *mcp.ServerSession
+	running   *execution             // the execution in the sandbox now
+	suspended map[string]*suspension // by request state (multi round trip)
+	files     map[string]bool        // paths announced as resources
+	ended     bool
+	warned    bool // logged that the client cannot elicit
+}
+
+func newSession(o *Options, log hclog.Logger, acquire func(context.Context, *mcp.ServerSession) (*box, error), release func(*box)) *session {
+	s := &session{
+		opts:      o,
+		log:       log,
+		shape:     shaper{maxTokens: o.MaxOutputTokens, noUI: o.NoUI},
+		acquire:   acquire,
+		release:   release,
+		turn:      make(chan struct{}, 1),
+		suspended: map[string]*suspension{},
+		files:     map[string]bool{},
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.server = mcp.NewServer(&mcp.Implementation{Name: Name, Version: o.Version}, &mcp.ServerOptions{
+		Logger: newSlog(log.Named("sdk")),
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:     &mcp.ToolCapabilities{},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+		},
+		// Resources are this session's files: no one else may cache them.
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" },
+	})
+	s.server.AddTool(&mcp.Tool{
+		Name:        ToolName,
+		Description: ToolDescription,
+		InputSchema: InputSchema,
+	}, s.executeCode)
+	s.server.AddReceivingMiddleware(s.middleware)
+	return s
+}
+
+// middleware starts the sandbox when a client begins the session, so that
+// the answer carries the guide text as instructions.
+func (s *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case methodInitialize:
+			if _, err := s.sandbox(ctx, req); err != nil {
+				return nil, refusal(err)
+			}
+			res, err := next(ctx, method, req)
+			if r, ok := res.(*mcp.InitializeResult); ok && err == nil {
+				r.Instructions = s.prompt()
+			}
+			return res, err
+		case methodDiscover:
+			res, err := next(ctx, method, req)
+			r, ok := res.(*mcp.DiscoverResult)
+			if err != nil || !ok || !modern(r.SupportedVersions) {
+				// A probe that will fall back to initialize (stateful HTTP).
+				return res, err
+			}
+			if _, err := s.sandbox(ctx, req); err != nil {
+				return nil, refusal(err)
+			}
+			r.Instructions = s.prompt()
+			return r, nil
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// modern reports whether a discover answer lets the client use the
+// sessionless protocol (which starts with discover, not initialize).
+func modern(versions []string) bool {
+	for _, v := range versions {
+		if v >= protocolMRTR {
+			return true
+		}
+	}
+	return false
+}
+
+func refusal(err error) error {
+	msg := err.Error()
+	if !errors.Is(err, ErrTooManySessions) {
+		msg = "parselbox: starting the sandbox: " + msg
+	}
+	return &jsonrpc.Error{Code: codeSessionRefused, Message: msg}
+}
+
+func (s *session) prompt() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.box == nil {
+		return ""
+	}
+	return s.box.sb.Prompt()
+}
+
+// sandbox returns the session's sandbox, starting it on first use.
+func (s *session) sandbox(ctx context.Context, req mcp.Request) (*box, error) {
+	s.startMu.Lock()
+	defer s.startMu.Unlock()
+	s.mu.Lock()
+	b, ended := s.box, s.ended
+	s.mu.Unlock()
+	if ended {
+		return nil, ErrClosed
+	}
+	if b != nil {
+		return b, nil
+	}
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	began := time.Now()
+	b, err := s.acquire(ctx, ss)
+	if err != nil {
+		return nil, err
+	}
+	if ss != nil && ss.ID() != "" {
+		// Before the sandbox is published: whatever logs for the session
+		// runs after this.
+		s.log = s.log.With(logSession, ss.ID())
+	}
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		s.release(b)
+		return nil, ErrClosed
+	}
+	s.box, s.ss = b, ss
+	s.mu.Unlock()
+	if b.ap != nil {
+		b.ap.bind(s)
+	}
+	s.log.Debug("session has its sandbox", logPID, b.sb.PID(), logMS, time.Since(began).Milliseconds())
+	if b.dir != "" {
+		s.log.Info("session output directory", logDir, b.dir)
+	}
+	return b, nil
+}
+
+// Sandbox returns the session's sandbox, nil before it started.
+func (s *session) Sandbox() *host.Sandbox {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.box == nil {
+		return nil
+	}
+	return s.box.sb
+}
+
+// end stops the session's executions and hands its sandbox back. It runs
+// once, when the MCP session is over.
+func (s *session) end() {
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return
+	}
+	s.ended = true
+	b := s.box
+	suspended := s.suspended
+	s.suspended = map[string]*suspension{}
+	s.mu.Unlock()
+	s.cancel()
+	for _, sp := range suspended {
+		sp.ask.answer(denial("Denied: the MCP session ended before the call was approved"))
+	}
+	if b != nil {
+		s.release(b)
+	}
+}
+
+// execution is one run of execute_code. It runs in its own goroutine, so
+// that it can wait, suspended in a tool call, for the client's approval
+// across several MCP requests.
+type execution struct {
+	canElicit bool
+	asks      chan *ask     // approvals the sandbox's tool calls wait for
+	done      chan struct{} // closed with res, err set
+	res       *host.Result
+	err       error
+	cancel    context.CancelFunc
+}
+
+// start runs code in the sandbox when the previous execution is over.
+func (s *session) start(b *box, code string, canElicit bool) *execution {
+	ctx, cancel := context.WithCancel(s.ctx)
+	ex := &execution{canElicit: canElicit, asks: make(chan *ask), done: make(chan struct{}), cancel: cancel}
+	go func() {
+		defer close(ex.done)
+		defer cancel()
+		select {
+		case s.turn <- struct{}{}:
+		case <-ctx.Done():
+			ex.err = ctx.Err()
+			return
+		}
+		defer func() { <-s.turn }()
+		s.setRunning(ex)
+		defer s.setRunning(nil)
+		began := time.Now()
+		ex.res, ex.err = b.sb.Execute(ctx, code)
+		args := []any{logMS, time.Since(began).Milliseconds()}
+		switch {
+		case ex.err != nil:
+			args = append(args, logError, ex.err)
+		case ex.res.Error != nil:
+			args = append(args, logRaised, ex.res.Error.Type)
+		}
+		s.log.Debug("executed", args...)
+	}()
+	return ex
+}
+
+func (s *session) setRunning(ex *execution) {
+	s.mu.Lock()
+	s.running = ex
+	s.mu.Unlock()
+}
+
+// executeCode is the handler of execute_code.
+func (s *session) executeCode(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if state := req.Params.RequestState; state != "" {
+		return s.resume(ctx, req, state)
+	}
+	code, err := parseCode(req.Params.Arguments)
+	if err != nil {
+		return toolResult(failure("%v", err)), nil
+	}
+	b, err := s.sandbox(ctx, req)
+	if err != nil {
+		return toolResult(failure("the sandbox could not start: %v", err)), nil
+	}
+	s.abandonSuspended()
+	ex := s.start(b, code, canElicit(req))
+	return s.await(ctx, req, ex)
+}
+
+// await waits for the execution to end, serving the approvals its tool
+// calls ask for on the way. On the sessionless protocol (2026-07-28 and
+// later) a server may not send the client a request of its own: an
+// approval ends this request with an input request, and the execution
+// waits, suspended, for the client to call again with the answer (resume).
+// On earlier protocols the approval is an elicitation request sent to the
+// client while this call is in progress.
+func (s *session) await(ctx context.Context, req *mcp.CallToolRequest, ex *execution) (*mcp.CallToolResult, error) {
+	roundTrip := req.ProtocolVersion() >= protocolMRTR
+	for {
+		select {
+		case <-ex.done:
+			return s.result(ex), nil
+		case a := <-ex.asks:
+			if roundTrip {
+				s.log.Debug("asking for approval with an input request", logTool, a.call.Path)
+				return &mcp.CallToolResult{
+					InputRequests: mcp.InputRequestMap{approvalKey: a.params},
+					RequestState:  s.suspend(ex, a),
+				}, nil
+			}
+			s.log.Debug("asking for approval with an elicitation request", logTool, a.call.Path)
+			res, err := s.elicit(ctx, req.Session, a)
+			if err != nil {
+				s.log.Warn("asking the client to approve a tool call failed", logTool, a.call.Path, logError, err)
+				a.answer(denial(fmt.Sprintf("Denied: asking the user to approve %s failed: %v", a.call.Path, err)))
+				continue
+			}
+			a.answer(decide(a.call.Path, res))
+		case <-ctx.Done():
+			// The client gave up on the call: stop the code.
+			ex.cancel()
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// elicit asks the client, giving up when the call stops waiting.
+func (s *session) elicit(ctx context.Context, ss *mcp.ServerSession, a *ask) (*mcp.ElicitResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-a.gone:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ss.Elicit(ctx, a.params)
+}
+
+// result turns the end of an execution into the tool's result, and
+// announces the files it wrote as resources.
+func (s *session) result(ex *execution) *mcp.CallToolResult {
+	if ex.err != nil {
+		if errors.Is(ex.err, context.Canceled) && s.ctx.Err() != nil {
+			return toolResult(failure("the MCP session ended"))
+		}
+		s.log.Error("the sandbox failed", logError, ex.err)
+		return toolResult(failure("the sandbox could not run the code: %v", ex.err))
+	}
+	s.announce(ex.res.Files)
+	return toolResult(s.shape.response(ex.res))
+}
+
+// announce registers the files as resources; the go-sdk tells the client
+// with notifications/resources/list_changed.
+func (s *session) announce(paths []string) {
+	for _, p := range paths {
+		s.mu.Lock()
+		known := s.files[p]
+		s.files[p] = true
+		s.mu.Unlock()
+		if known {
+			continue
+		}
+		s.server.AddResource(&mcp.Resource{
+			URI:      fileURI(p),
+			Name:     p,
+			MIMEType: mimeType(p),
+		}, s.readResource)
+	}
+}
+
+// fileURI is file:// + the sandbox path, escaped.
+func fileURI(p string) string {
+	return (&url.URL{Scheme: "file", Path: p}).String()
+}
+
+// readResource reads a file of the sandbox when the client asks for it.
+func (s *session) readResource(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "file" || !strings.HasPrefix(u.Path, "/") {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	sb := s.Sandbox()
+	if sb == nil {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	data, err := sb.ReadFile(u.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", u.Path, err)
+	}
+	c := &mcp.ResourceContents{URI: uri, MIMEType: mimeType(u.Path)}
+	if isText(c.MIMEType) && utf8.Valid(data) {
+		c.Text = string(data)
+	} else {
+		c.Blob = data
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
+}
