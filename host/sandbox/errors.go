@@ -9,6 +9,8 @@ var (
 	ErrClosed = errors.New("sandbox closed")
 	// ErrExited means the sandbox process ended while a request was pending.
 	ErrExited = errors.New("sandbox process exited")
+
+	errExitedBeforeReady = errors.New("sandbox exited before becoming ready")
 )
 
 // Error types of failures that the host reports in Result.Error, next to

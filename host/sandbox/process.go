@@ -154,7 +154,7 @@ func (p *process) waitReady(ctx context.Context) (ReadyInfo, error) {
 	case info := <-p.ready:
 		return info, nil
 	case <-p.exited:
-		return ReadyInfo{}, fmt.Errorf("sandbox exited before becoming ready (%s): %s", p.exitStatus(), p.stderr.String())
+		return ReadyInfo{}, fmt.Errorf("%w (%s): %s", errExitedBeforeReady, p.exitStatus(), p.stderr.String())
 	case <-ctx.Done():
 		p.kill(killClose)
 		<-p.exited

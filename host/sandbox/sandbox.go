@@ -141,10 +141,10 @@ func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 		}
 	}
 	p, info, err := s.boot(ctx)
-	if err != nil && s.snapshot != "" && ctx.Err() == nil {
+	if errors.Is(err, errExitedBeforeReady) && s.snapshot != "" {
 		// A snapshot that does not boot (truncated, or from an incompatible
-		// build) is rebuilt once, loudly. (A start that was cancelled says
-		// nothing about the snapshot, which other sandboxes may be using.)
+		// build) is rebuilt once, loudly. (A start that was cancelled or too
+		// slow says nothing about the snapshot, which others may be using.)
 		s.log.Error("booting from the snapshot failed; rebuilding it", "snapshot", s.snapshot, "error", err)
 		_ = os.Remove(s.snapshot)
 		if s.snapshot, err = ensureSnapshot(ctx, s.log, opts.CacheDir, s.runnerDir, opts.Runtime); err != nil {
