@@ -16,11 +16,15 @@ import (
 )
 
 // addBridges makes the configured bridges namespaces of the router: the Go
-// values of Config.Context in-process, then the plugins, started
-// concurrently.
+// values of Config.Context in-process, then the plugins (Config.Bridges and
+// one mcpproxy per MCP server, of kind "mcp"), started concurrently.
 func (s *Sandbox) addBridges(ctx context.Context) error {
+	configs, mcp, err := s.pluginBridges()
+	if err != nil {
+		return err
+	}
 	for _, name := range sortedKeys(s.cfg.Context) {
-		if _, dup := s.cfg.Bridges[name]; dup {
+		if _, dup := configs[name]; dup {
 			return configErrorf("%q is both a context value and a bridge", name)
 		}
 		b, err := inproc.New(name, s.cfg.Context[name])
@@ -31,7 +35,7 @@ func (s *Sandbox) addBridges(ctx context.Context) error {
 			return configErrorf("context %q: %w", name, err)
 		}
 	}
-	if len(s.cfg.Bridges) == 0 {
+	if len(configs) == 0 {
 		return nil
 	}
 	mgr := bridges.NewManager(bridges.Options{
@@ -44,13 +48,13 @@ func (s *Sandbox) addBridges(ctx context.Context) error {
 		defer cancel()
 		return mgr.Close(ctx)
 	})
-	names := sortedKeys(s.cfg.Bridges)
+	names := sortedKeys(configs)
 	started := make([]sdk.BridgeServer, len(names))
 	errs := make([]error, len(names))
 	var wg sync.WaitGroup
 	for i, name := range names {
 		wg.Go(func() {
-			started[i], errs[i] = mgr.Start(ctx, name, bridges.Config(s.cfg.Bridges[name]))
+			started[i], errs[i] = mgr.Start(ctx, name, bridges.Config(configs[name]))
 		})
 	}
 	wg.Wait()
@@ -62,7 +66,11 @@ func (s *Sandbox) addBridges(ctx context.Context) error {
 		return fmt.Errorf("starting bridges: %w", err)
 	}
 	for i, name := range names {
-		if err := s.router.Add(ctx, name, "plugin", started[i]); err != nil {
+		kind := "plugin"
+		if _, ok := mcp[name]; ok {
+			kind = "mcp"
+		}
+		if err := s.router.Add(ctx, name, kind, started[i]); err != nil {
 			return err
 		}
 	}

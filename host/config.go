@@ -56,6 +56,15 @@ type Config struct {
 	// for parselbox-bridge-<name> binaries.
 	PluginDirs []string `koanf:"plugin_dirs"`
 
+	// MCP is the path of an mcp.json file, the format MCP clients share:
+	// {"mcpServers": {"NAME": {...}}}. Each server in it becomes a namespace
+	// (see MCPServer); the file is read by New.
+	MCP string `koanf:"mcp"`
+	// MCPServers declares MCP servers in the configuration itself, keyed by
+	// name. Each becomes the namespace MCPNamespace(name), served by the
+	// mcpproxy plugin.
+	MCPServers map[string]MCPServer `koanf:"mcp_server"`
+
 	// Context holds Go values that become namespaces in the sandbox: each
 	// value's exported methods are tools (Go API only).
 	Context map[string]any `koanf:"-"`
@@ -89,4 +98,26 @@ type BridgeConfig struct {
 	Env []string `koanf:"env"`
 	// Config is the bridge's own configuration, handed to it as JSON.
 	Config map[string]any `koanf:"config"`
+}
+
+// MCPServer declares an MCP server whose tools become a namespace: a stdio
+// server (Command, Args, Env) or an HTTP one (URL, Headers). The fields are
+// those of an mcp.json entry.
+type MCPServer struct {
+	// Type is "stdio", "http" (MCP's streamable HTTP) or "sse" (the older
+	// HTTP+SSE transport). Empty: "stdio" with a Command, "http" with a URL.
+	Type string `koanf:"type" json:"type,omitempty"`
+	// Command starts a stdio server: a path (with a slash), or a name looked
+	// up in the server's PATH.
+	Command string `koanf:"command" json:"command,omitempty"`
+	// Args are the command's arguments, passed as they are.
+	Args []string `koanf:"args" json:"args,omitempty"`
+	// Env is added to a stdio server's environment, which is otherwise only
+	// PATH (a default) and PARSELBOX_MCP_PROBE=1: none of the host's
+	// environment reaches it.
+	Env map[string]string `koanf:"env" json:"env,omitempty"`
+	// URL is an HTTP server's endpoint.
+	URL string `koanf:"url" json:"url,omitempty"`
+	// Headers are sent with every request to an HTTP server.
+	Headers map[string]string `koanf:"headers" json:"headers,omitempty"`
 }

@@ -42,6 +42,8 @@ func (d *decoder) config(n *node) map[string]any {
 		"globals":     d.entries(d.value),
 		"bridge":      d.entries(d.bridge),
 		"plugin_dirs": d.paths,
+		"mcp":         d.path,
+		"mcp_server":  d.entries(d.mcpServer),
 	})
 	return m
 }
@@ -63,6 +65,18 @@ func (d *decoder) bridge(n *node, path string) (any, bool) {
 		"sha256": d.sha256,
 		"env":    d.strings,
 		"config": d.object,
+	})
+}
+
+// mcpServer decodes an MCP server: the keys of an mcp.json entry.
+func (d *decoder) mcpServer(n *node, path string) (any, bool) {
+	return d.block(n, path, map[string]decodeFunc{
+		"type":    d.string,
+		"command": d.plugin, // a name, or a path when it has a slash
+		"args":    d.strings,
+		"env":     d.entries(d.string),
+		"url":     d.string,
+		"headers": d.entries(d.string),
 	})
 }
 

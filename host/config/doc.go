@@ -49,8 +49,9 @@
 // values (map[string]any, []any, string, bool, nil, and numbers as int64
 // when whole and float64 otherwise, whatever the syntax), for the bridge to
 // check. Relative paths (runtime_dir, cache_dir, output_dir, files,
-// plugin_dirs, a mount's source, and a bridge's plugin when it contains a
-// slash) are resolved against the file's directory. A timeout is seconds or
+// plugin_dirs, mcp, a mount's source, and a bridge's plugin or an
+// mcp_server's command when it contains a slash) are resolved against the
+// file's directory. A timeout is seconds or
 // a Go duration string; `timeout = 0` turns the limit off, which host.Config
 // writes as a negative Timeout (its zero value means DefaultTimeout). A
 // mount without a mode gets "ro". A sha256 is lower-cased. An option set to

@@ -13,7 +13,7 @@ import (
 
 // labelled maps the top-level block types that take exactly one label (the
 // key of the entry) to what the label names: mount "TARGET" { ... }.
-var labelled = map[string]string{"mount": "TARGET", "bridge": "NAME"}
+var labelled = map[string]string{"mount": "TARGET", "bridge": "NAME", "mcp_server": "NAME"}
 
 // readHCL reads HCL native syntax. Attributes become keys; a block
 // `type "label" { ... }` becomes the entry "label" of the object "type"

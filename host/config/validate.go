@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -15,7 +16,7 @@ import (
 // Validate checks what a Config must satisfy however it was built (from a
 // file, in Go, or after command-line flags changed it): mount targets and
 // modes, allow_net entries, bridge names, plugins and digests, variable
-// names. Problems come back as *Error values with Key set, joined.
+// names, MCP servers. Problems come back as *Error values with Key set, joined.
 func Validate(c *host.Config) error {
 	return check(c, nil).err()
 }
@@ -91,12 +92,93 @@ func check(c *host.Config, lines map[string]int) errorList {
 			}
 		}
 	}
+	checkMCPServers(c, bad, missing)
 	return errs
+}
+
+// checkMCPServers checks the mcp_server entries: each becomes the Python
+// namespace host.MCPNamespace(name), and is a stdio server (command, args,
+// env) or an http one (url, headers).
+func checkMCPServers(c *host.Config, bad func(key, format string, args ...any), missing func(key, name string)) {
+	owner := map[string]string{} // namespace → server name
+	for _, name := range slices.Sorted(maps.Keys(c.MCPServers)) {
+		m, key := c.MCPServers[name], entry("mcp_server", name)
+		ns := host.MCPNamespace(name)
+		switch {
+		case ns == "" || ns[0] >= '0' && ns[0] <= '9':
+			bad(key, "the name must make a Python namespace (its letters, digits and _, not starting with a digit), got %q", ns)
+		case isKeyword(ns):
+			bad(key, "the namespace %q is a Python keyword", ns)
+		case owner[ns] != "":
+			bad(key, "the namespace %q is also that of mcp_server %q", ns, owner[ns])
+		default:
+			if _, dup := c.Bridges[ns]; dup {
+				bad(key, "the namespace %q is also a bridge", ns)
+			}
+			owner[ns] = name
+		}
+		typ := m.Type
+		if typ == "" && m.Command != "" {
+			typ = "stdio"
+		} else if typ == "" && m.URL != "" {
+			typ = "http"
+		}
+		switch typ {
+		case "":
+			bad(key, `needs a "command" (a stdio server) or a "url" (an http server)`)
+		case "stdio":
+			if m.Command == "" {
+				missing(key, "command")
+			}
+			if m.URL != "" {
+				bad(sub(key, "url"), "is for http servers; this one is stdio")
+			}
+			if len(m.Headers) > 0 {
+				bad(sub(key, "headers"), "are for http servers; this one is stdio")
+			}
+		case "http", "sse":
+			if m.URL == "" {
+				missing(key, "url")
+			} else if err := checkURL(m.URL); err != nil {
+				bad(sub(key, "url"), "%v", err)
+			}
+			for _, f := range []struct {
+				name string
+				set  bool
+			}{{"command", m.Command != ""}, {"args", len(m.Args) > 0}, {"env", len(m.Env) > 0}} {
+				if f.set {
+					bad(sub(key, f.name), "is for stdio servers; this one is %s", typ)
+				}
+			}
+		default:
+			bad(sub(key, "type"), `must be "stdio", "http" or "sse", got %q`, m.Type)
+		}
+		for _, v := range slices.Sorted(maps.Keys(m.Env)) {
+			if err := checkEnvName(v); err != nil {
+				bad(entry(sub(key, "env"), v), "%v", err)
+			}
+		}
+		for _, h := range slices.Sorted(maps.Keys(m.Headers)) {
+			if !headerName.MatchString(h) {
+				bad(entry(sub(key, "headers"), h), "not an HTTP header name")
+			}
+		}
+	}
+}
+
+// checkURL accepts an http:// or https:// URL with a host.
+func checkURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("must be an http:// or https:// URL, got %q", s)
+	}
+	return nil
 }
 
 var (
 	identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	sha256Hex  = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+	headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$") // an HTTP token
 	hostname   = regexp.MustCompile(`^[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?)*$`)
 )
 

@@ -158,7 +158,7 @@ func (r *Router) Add(ctx context.Context, name, kind string, b sdk.BridgeServer)
 	if err != nil {
 		return fmt.Errorf("describing bridge %q: %w", name, err)
 	}
-	ns := &namespace{name: name, kind: kind, bridge: b, dynamic: kind == "plugin"}
+	ns := &namespace{name: name, kind: kind, bridge: b, dynamic: kind == "plugin" || kind == "mcp"}
 	ns.cat.Store(newCatalog(d))
 	r.mu.Lock()
 	defer r.mu.Unlock()

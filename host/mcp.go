@@ -1,0 +1,388 @@
+package host
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+)
+
+// MCPPlugin is the plugin that serves an MCP server as a namespace: the
+// binary parselbox-bridge-mcpproxy, found like any plugin (next to the
+// parselbox binary, then in Config.PluginDirs).
+const MCPPlugin = "mcpproxy"
+
+// MCPProbeEnv is set to "1" in the environment of every stdio MCP server
+// that Parselbox starts. A parselbox process started with it set exits at
+// once with status 0: when an mcp.json that launches Parselbox also lists
+// Parselbox among the servers Parselbox reads, Parselbox does not start
+// itself (the proxy skips the server, whose namespace has no tools).
+const MCPProbeEnv = "PARSELBOX_MCP_PROBE"
+
+// MCPNamespace is the Python namespace of the MCP server named name: every
+// character outside [A-Za-z0-9_] becomes "_", then leading and trailing "_"
+// go ("my-server" is my_server). New refuses a name whose namespace is
+// empty, starts with a digit or is a Python keyword.
+func MCPNamespace(name string) string {
+	return strings.Trim(strings.Map(func(r rune) rune {
+		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, name), "_")
+}
+
+// mcpServer is an MCP server of the configuration, with where it comes from.
+type mcpServer struct {
+	name   string
+	origin string // `mcp_server "name"`, or `FILE:LINE: mcpServers "name"`
+	srv    MCPServer
+}
+
+// mcpBridges returns the bridges that serve the configured MCP servers
+// (Config.MCP and Config.MCPServers), keyed by namespace: plugin
+// MCPPlugin, with the server's entry (and its name) as configuration.
+func (s *Sandbox) mcpBridges() (map[string]BridgeConfig, error) {
+	var all []mcpServer
+	if s.cfg.MCP != "" {
+		fromFile, err := readMCPFile(s.cfg.MCP)
+		if err != nil {
+			return nil, &ConfigError{err}
+		}
+		all = append(all, fromFile...)
+	}
+	for _, name := range sortedKeys(s.cfg.MCPServers) {
+		all = append(all, mcpServer{name: name, origin: fmt.Sprintf("mcp_server %q", name), srv: s.cfg.MCPServers[name]})
+	}
+	out := map[string]BridgeConfig{}
+	origins := map[string]string{}
+	for _, m := range all {
+		ns := MCPNamespace(m.name)
+		if err := checkMCPNamespace(ns); err != nil {
+			return nil, configErrorf("%s: %v", m.origin, err)
+		}
+		if prev, dup := origins[ns]; dup {
+			return nil, configErrorf("%s: the namespace %q is taken by %s", m.origin, ns, prev)
+		}
+		if _, dup := s.cfg.Bridges[ns]; dup {
+			return nil, configErrorf("%s: the namespace %q is taken by bridge %q", m.origin, ns, ns)
+		}
+		typ, err := checkMCPServer(m.srv)
+		if err != nil {
+			return nil, configErrorf("%s: %v", m.origin, err)
+		}
+		m.srv.Type = typ
+		config, err := entryConfig(m.name, m.srv)
+		if err != nil {
+			return nil, configErrorf("%s: %v", m.origin, err)
+		}
+		origins[ns] = m.origin
+		out[ns] = BridgeConfig{Plugin: MCPPlugin, Config: config}
+	}
+	return out, nil
+}
+
+// entryConfig is the mcpproxy bridge's configuration: the entry as JSON
+// values, with the server's name.
+func entryConfig(name string, srv MCPServer) (map[string]any, error) {
+	b, err := json.Marshal(srv)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	m["name"] = name
+	return m, nil
+}
+
+// checkMCPNamespace accepts a namespace made from a server's name.
+func checkMCPNamespace(ns string) error {
+	switch {
+	case ns == "":
+		return errors.New("the name has no letter or digit to make a Python namespace of")
+	case ns[0] >= '0' && ns[0] <= '9':
+		return fmt.Errorf("the namespace %q would start with a digit: rename the server", ns)
+	case isPythonKeyword(ns):
+		return fmt.Errorf("the namespace %q is a Python keyword: rename the server", ns)
+	}
+	return nil
+}
+
+var (
+	mcpEnvName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	mcpHeaderName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$") // an HTTP token
+)
+
+// checkMCPServer checks an entry and returns its transport type.
+func checkMCPServer(srv MCPServer) (string, error) {
+	typ := srv.Type
+	if typ == "" {
+		switch {
+		case srv.Command != "":
+			typ = "stdio"
+		case srv.URL != "":
+			typ = "http"
+		default:
+			return "", errors.New(`give a "command" (a stdio server) or a "url" (an http server)`)
+		}
+	}
+	switch typ {
+	case "stdio":
+		switch {
+		case srv.Command == "":
+			return "", errors.New(`a stdio server needs a "command"`)
+		case srv.URL != "" || len(srv.Headers) > 0:
+			return "", errors.New(`"url" and "headers" are for http servers; this one has a "command"`)
+		}
+	case "http", "sse":
+		if err := checkMCPURL(srv.URL); err != nil {
+			return "", err
+		}
+		if srv.Command != "" || len(srv.Args) > 0 || len(srv.Env) > 0 {
+			return "", fmt.Errorf(`"command", "args" and "env" are for stdio servers; this one is %s`, typ)
+		}
+	default:
+		return "", fmt.Errorf(`type must be "stdio", "http" or "sse", got %q`, typ)
+	}
+	for _, k := range sortedKeys(srv.Env) {
+		if !mcpEnvName.MatchString(k) {
+			return "", fmt.Errorf("env %q: a variable name is letters, digits and _, not starting with a digit", k)
+		}
+	}
+	for _, k := range sortedKeys(srv.Headers) {
+		if !mcpHeaderName.MatchString(k) {
+			return "", fmt.Errorf("headers %q: not an HTTP header name", k)
+		}
+	}
+	return typ, nil
+}
+
+func checkMCPURL(s string) error {
+	if s == "" {
+		return errors.New(`an http server needs a "url"`)
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("url must be an http:// or https:// URL, got %q", s)
+	}
+	return nil
+}
+
+// isPythonKeyword reports whether name is one of Python's hard keywords.
+func isPythonKeyword(name string) bool {
+	switch name {
+	case "False", "None", "True", "and", "as", "assert", "async", "await",
+		"break", "class", "continue", "def", "del", "elif", "else", "except",
+		"finally", "for", "from", "global", "if", "import", "in", "is",
+		"lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try",
+		"while", "with", "yield":
+		return true
+	}
+	return false
+}
+
+// mcpFileEntry is an entry of an mcp.json. Keys that other MCP clients use
+// (cwd, timeout, autoApprove, ...) are ignored; "disabled": true leaves the
+// server out.
+type mcpFileEntry struct {
+	Type     string            `json:"type"`
+	Command  string            `json:"command"`
+	Args     []string          `json:"args"`
+	Env      map[string]string `json:"env"`
+	URL      string            `json:"url"`
+	Headers  map[string]string `json:"headers"`
+	Disabled bool              `json:"disabled"`
+}
+
+// readMCPFile reads the servers of an mcp.json, {"mcpServers": {...}}, in
+// file order. A relative command with a slash is resolved against the
+// file's directory. Errors name the file and, where there is one, the line.
+func readMCPFile(path string) ([]mcpServer, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading MCP servers: %w", err)
+	}
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	r := mcpFileReader{path: path, data: data, dec: json.NewDecoder(bytes.NewReader(data))}
+	servers, err := r.read()
+	if err != nil {
+		return nil, err
+	}
+	for i := range servers {
+		c := servers[i].srv.Command
+		if strings.ContainsRune(c, '/') && !filepath.IsAbs(c) {
+			servers[i].srv.Command = filepath.Join(dir, c)
+		}
+	}
+	return servers, nil
+}
+
+type mcpFileReader struct {
+	path string
+	data []byte
+	dec  *json.Decoder
+}
+
+// line is the line of the last token read.
+func (r *mcpFileReader) line() int {
+	return bytes.Count(r.data[:r.dec.InputOffset()], []byte("\n")) + 1
+}
+
+// errorf is an error at the current line: `FILE:LINE: msg`.
+func (r *mcpFileReader) errorf(format string, args ...any) error {
+	return fmt.Errorf("%s:%d: %s", r.path, r.line(), fmt.Sprintf(format, args...))
+}
+
+// syntax is a JSON syntax error at the current position.
+func (r *mcpFileReader) syntax(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		err = errors.New("unexpected end of JSON input")
+	}
+	return r.errorf("%v", err)
+}
+
+func (r *mcpFileReader) read() ([]mcpServer, error) {
+	if err := r.delim('{', "the file must hold a JSON object: {\"mcpServers\": {...}}"); err != nil {
+		return nil, err
+	}
+	var servers []mcpServer
+	found := false
+	for r.dec.More() {
+		tok, err := r.dec.Token()
+		if err != nil {
+			return nil, r.syntax(err)
+		}
+		if tok != "mcpServers" {
+			var skip json.RawMessage // another client's key
+			if err := r.dec.Decode(&skip); err != nil {
+				return nil, r.syntax(err)
+			}
+			continue
+		}
+		if found {
+			return nil, r.errorf(`duplicate key "mcpServers"`)
+		}
+		found = true
+		if err := r.delim('{', `mcpServers: must be an object of servers by name`); err != nil {
+			return nil, err
+		}
+		seen := map[string]int{}
+		for r.dec.More() {
+			tok, err := r.dec.Token()
+			if err != nil {
+				return nil, r.syntax(err)
+			}
+			name, line := tok.(string), r.line()
+			if first, dup := seen[name]; dup {
+				return nil, r.errorf("mcpServers %q: duplicate server (first on line %d)", name, first)
+			}
+			seen[name] = line
+			var raw json.RawMessage
+			if err := r.dec.Decode(&raw); err != nil {
+				return nil, r.syntax(err)
+			}
+			var e mcpFileEntry
+			if err := json.Unmarshal(raw, &e); err != nil {
+				return nil, fmt.Errorf("%s:%d: mcpServers %q: %s", r.path, line, name, entryError(err))
+			}
+			if e.Disabled {
+				continue
+			}
+			servers = append(servers, mcpServer{
+				name:   name,
+				origin: fmt.Sprintf("%s:%d: mcpServers %q", r.path, line, name),
+				srv:    MCPServer{Type: e.Type, Command: e.Command, Args: e.Args, Env: e.Env, URL: e.URL, Headers: e.Headers},
+			})
+		}
+		if _, err := r.dec.Token(); err != nil { // the closing }
+			return nil, r.syntax(err)
+		}
+	}
+	if _, err := r.dec.Token(); err != nil { // the closing }
+		return nil, r.syntax(err)
+	}
+	if _, err := r.dec.Token(); err != io.EOF {
+		return nil, r.errorf("unexpected data after the JSON object")
+	}
+	if !found {
+		return nil, fmt.Errorf(`%s: no "mcpServers" key: an mcp.json holds {"mcpServers": {"NAME": {"command": ...} or {"type": "http", "url": ...}}}`, r.path)
+	}
+	return servers, nil
+}
+
+// delim reads an opening delimiter, or fails with msg.
+func (r *mcpFileReader) delim(want json.Delim, msg string) error {
+	tok, err := r.dec.Token()
+	if err != nil {
+		return r.syntax(err)
+	}
+	if tok != want {
+		return r.errorf("%s", msg)
+	}
+	return nil
+}
+
+// entryError says which key of an entry has the wrong type.
+func entryError(err error) string {
+	var ute *json.UnmarshalTypeError
+	if !errors.As(err, &ute) {
+		return err.Error()
+	}
+	key, _, _ := strings.Cut(ute.Field, ".")
+	want := ""
+	if f, ok := reflect.TypeFor[mcpFileEntry]().FieldByNameFunc(func(n string) bool {
+		f, _ := reflect.TypeFor[mcpFileEntry]().FieldByName(n)
+		return f.Tag.Get("json") == key
+	}); ok {
+		switch f.Type.Kind() {
+		case reflect.Slice:
+			want = "a list of strings"
+		case reflect.Map:
+			want = "an object of strings"
+		case reflect.Bool:
+			want = "true or false"
+		default:
+			want = "a string"
+		}
+	}
+	if key == "" || want == "" {
+		return "must be an object (a server entry)"
+	}
+	got := "a " + ute.Value
+	if strings.ContainsAny(ute.Value[:1], "aeiou") {
+		got = "an " + ute.Value // an object, an array
+	}
+	return fmt.Sprintf("%s: must be %s, got %s", key, want, got)
+}
+
+// pluginBridges returns the plugin bridges to start: Config.Bridges and
+// the bridges of the MCP servers (also returned on their own, by name).
+func (s *Sandbox) pluginBridges() (all, mcp map[string]BridgeConfig, err error) {
+	if mcp, err = s.mcpBridges(); err != nil {
+		return nil, nil, err
+	}
+	if len(mcp) == 0 {
+		return s.cfg.Bridges, mcp, nil
+	}
+	all = make(map[string]BridgeConfig, len(s.cfg.Bridges)+len(mcp))
+	for name, b := range s.cfg.Bridges {
+		all[name] = b
+	}
+	for name, b := range mcp {
+		all[name] = b
+	}
+	return all, mcp, nil
+}

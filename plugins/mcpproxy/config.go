@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// ProbeEnv is set to "1" in the environment of every stdio server the proxy
+// starts. A parselbox started with it exits at once with status 0, so that
+// an mcp.json that launches Parselbox and lists Parselbox among its servers
+// does not make Parselbox start itself over and over (the loopback guard).
+// The host names the same variable host.MCPProbeEnv.
+const ProbeEnv = "PARSELBOX_MCP_PROBE"
+
+// DefaultPath is the PATH of a stdio server whose entry sets none: the
+// proxy's process gets none of the host's environment, so neither does the
+// server. When the command is an absolute path, its directory comes first
+// (so that `#!/usr/bin/env node` finds the node next to an npx).
+const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// Transport types of a server entry.
+const (
+	typeStdio = "stdio" // a command, spoken to over stdin/stdout
+	typeHTTP  = "http"  // MCP's streamable HTTP transport
+	typeSSE   = "sse"   // MCP's older HTTP+SSE transport
+)
+
+// serverConfig is the bridge's configuration block: one MCP server entry as
+// an mcp.json writes it, with the server's name. The host builds it from
+// the configuration; a hand-written `bridge` block with plugin "mcpproxy"
+// works too.
+type serverConfig struct {
+	// Name is the server's name as configured (messages use it).
+	Name string `json:"name"`
+	// Type is "stdio", "http" or "sse". Empty: "stdio" when Command is set,
+	// "http" when URL is.
+	Type string `json:"type"`
+
+	// Command, Args and Env start a stdio server. A command without a slash
+	// is looked up in the server's PATH (Env's, or DefaultPath).
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env"`
+
+	// URL and Headers reach an HTTP server.
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers"`
+}
+
+// parseConfig decodes and checks the bridge's configuration block.
+func parseConfig(raw json.RawMessage) (*serverConfig, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var c serverConfig
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("decoding the MCP server entry: %w", err)
+	}
+	if c.Type == "" {
+		switch {
+		case c.Command != "":
+			c.Type = typeStdio
+		case c.URL != "":
+			c.Type = typeHTTP
+		}
+	}
+	if c.Name == "" {
+		c.Name = "mcp"
+	}
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	switch c.Type {
+	case "":
+		bad(`MCP server %q: give a "command" (stdio) or a "url" (http)`, c.Name)
+	case typeStdio:
+		if c.Command == "" {
+			bad(`MCP server %q: a stdio server needs a "command"`, c.Name)
+		}
+		if c.URL != "" || len(c.Headers) > 0 {
+			bad(`MCP server %q: "url" and "headers" are for http servers, not stdio ones`, c.Name)
+		}
+	case typeHTTP, typeSSE:
+		if err := checkURL(c.URL); err != nil {
+			bad("MCP server %q: %v", c.Name, err)
+		}
+		if c.Command != "" || len(c.Args) > 0 || len(c.Env) > 0 {
+			bad(`MCP server %q: "command", "args" and "env" are for stdio servers, not %s ones`, c.Name, c.Type)
+		}
+	default:
+		bad(`MCP server %q: type must be "stdio", "http" or "sse", got %q`, c.Name, c.Type)
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Env)) {
+		if !envName.MatchString(k) {
+			bad("MCP server %q: env %q: not a variable name", c.Name, k)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
+		if !headerName.MatchString(k) {
+			bad("MCP server %q: header %q: not a header name", c.Name, k)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+var (
+	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$") // RFC 9110 token
+)
+
+func checkURL(s string) error {
+	if s == "" {
+		return errors.New(`an http server needs a "url"`)
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("url must be an http:// or https:// URL, got %q", s)
+	}
+	return nil
+}
+
+// environ is a stdio server's whole environment: PATH (DefaultPath unless
+// the entry sets it), the entry's env, and ProbeEnv=1.
+func (c *serverConfig) environ() []string {
+	env := map[string]string{"PATH": DefaultPath}
+	if filepath.IsAbs(c.Command) {
+		env["PATH"] = filepath.Dir(c.Command) + string(filepath.ListSeparator) + DefaultPath
+	}
+	for k, v := range c.Env {
+		env[k] = v
+	}
+	env[ProbeEnv] = "1"
+	out := make([]string, 0, len(env))
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		out = append(out, k+"="+env[k])
+	}
+	return out
+}
+
+// executable resolves the command of a stdio server: a path when it holds a
+// slash, else a name looked up in the server's PATH (not the proxy's, which
+// has none).
+func (c *serverConfig) executable() (string, error) {
+	if strings.ContainsRune(c.Command, '/') {
+		path, err := filepath.Abs(c.Command)
+		if err != nil {
+			return "", err
+		}
+		if err := isExecutable(path); err != nil {
+			return "", fmt.Errorf("command %q: %w", c.Command, err)
+		}
+		return path, nil
+	}
+	pathEnv := DefaultPath
+	if p, ok := c.Env["PATH"]; ok {
+		pathEnv = p
+	}
+	for _, dir := range filepath.SplitList(pathEnv) {
+		if dir == "" || !filepath.IsAbs(dir) {
+			continue // a relative PATH entry would depend on the working directory
+		}
+		path := filepath.Join(dir, c.Command)
+		if isExecutable(path) == nil {
+			return path, nil
+		}
+	}
+	return "", fmt.Errorf(`command %q not found in PATH %s: give its full path, or set "PATH" in the server's "env"`, c.Command, pathEnv)
+}
+
+func isExecutable(path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return err
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%s is not a regular file", path)
+	case fi.Mode().Perm()&0o111 == 0:
+		return fmt.Errorf("%s is not executable", path)
+	}
+	return nil
+}
+
+// String shows how the server is reached, for messages: `stdio: npx -y
+// server`, `http: https://example.com/mcp`.
+func (c *serverConfig) String() string {
+	if c.Type == typeStdio {
+		return "stdio: " + strings.Join(append([]string{c.Command}, c.Args...), " ")
+	}
+	return c.Type + ": " + c.URL
+}

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// terminateGrace is how long a stdio server gets to exit after its stdin is
+// closed, and again after SIGTERM, before it is killed (a variable, so that
+// tests can shorten it).
+var terminateGrace = 2 * time.Second
+
+// A process is a stdio MCP server. Unlike mcp.CommandTransport, it keeps
+// the server's pipes as plain files (so that Wait never waits for a
+// grandchild that holds stderr open, and never cuts off unread output) and
+// records how the server ended, which the proxy reports.
+type process struct {
+	cmd    *exec.Cmd
+	stdin  *os.File // our end of the server's stdin
+	stdout *os.File // our end of the server's stdout
+	stderr *os.File // our end of the server's stderr
+	tail   *tail    // the last lines the server wrote to stderr
+
+	exited     chan struct{} // closed once the server has exited
+	err        error         // cmd.Wait's result, set before exited is closed
+	stderrDone chan struct{} // closed when stderr is read to its end
+
+	stopOnce sync.Once
+}
+
+// startProcess starts the server with exactly env as its environment, in
+// the proxy's process group (so that the host's kill of the bridge takes
+// its servers along), and killed if the proxy dies (Pdeathsig).
+func startProcess(path string, args, env []string, log hclog.Logger) (_ *process, err error) {
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	pipe := func() (r, w *os.File) {
+		if err != nil {
+			return nil, nil
+		}
+		r, w, err = os.Pipe()
+		files = append(files, r, w)
+		return r, w
+	}
+	inR, inW := pipe()
+	outR, outW := pipe()
+	errR, errW := pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Env = env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	cmd.SysProcAttr = sysProcAttr()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	files = []*os.File{inR, outW, errW} // the server's ends: ours to close now
+	p := &process{cmd: cmd, stdin: inW, stdout: outR, stderr: errR, tail: &tail{},
+		exited: make(chan struct{}), stderrDone: make(chan struct{})}
+	go p.readStderr(log)
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// transport is the MCP transport over the server's stdin and stdout.
+// Closing it stops the server (see stop).
+func (p *process) transport() mcp.Transport {
+	return &mcp.IOTransport{Reader: io.NopCloser(p.stdout), Writer: stdinCloser{p}}
+}
+
+// stdinCloser writes to the server's stdin; Close stops the server.
+type stdinCloser struct{ p *process }
+
+func (w stdinCloser) Write(b []byte) (int, error) { return w.p.stdin.Write(b) }
+func (w stdinCloser) Close() error                { w.p.stop(); return nil }
+
+// stop stops the server as MCP's stdio transport says: close its stdin, wait,
+// SIGTERM, wait, SIGKILL. Then it closes our ends of its pipes, which ends
+// any read of them (a grandchild may keep them open).
+func (p *process) stop() {
+	p.stopOnce.Do(func() {
+		p.stdin.Close()
+		wait := func() bool {
+			select {
+			case <-p.exited:
+				return true
+			case <-time.After(terminateGrace):
+				return false
+			}
+		}
+		if !wait() {
+			_ = p.cmd.Process.Signal(syscall.SIGTERM)
+			if !wait() {
+				_ = p.cmd.Process.Kill()
+				wait()
+			}
+		}
+		p.stdout.Close()
+		p.stderr.Close()
+	})
+}
+
+// exitState says how the server ended, once it has: "exit status 1",
+// "signal: killed"; "" while it runs.
+func (p *process) exitState() string {
+	select {
+	case <-p.exited:
+	default:
+		return ""
+	}
+	var ee *exec.ExitError
+	switch {
+	case p.err == nil:
+		return "exit status 0"
+	case errors.As(p.err, &ee):
+		return ee.String()
+	}
+	return p.err.Error()
+}
+
+// waitExited waits up to d for the server to exit, and says how it ended
+// (and, briefly, for the rest of its stderr, which tail then holds).
+func (p *process) waitExited(d time.Duration) string {
+	select {
+	case <-p.exited:
+		select {
+		case <-p.stderrDone:
+		case <-time.After(100 * time.Millisecond):
+		}
+	case <-time.After(d):
+	}
+	return p.exitState()
+}
+
+// readStderr logs what the server writes to stderr (at debug level, under
+// the bridge's logger) and keeps the last lines for error messages.
+func (p *process) readStderr(log hclog.Logger) {
+	defer close(p.stderrDone)
+	sc := bufio.NewScanner(p.stderr)
+	sc.Buffer(make([]byte, 4096), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimRight(sc.Text(), "\r")
+		if line == "" {
+			continue
+		}
+		p.tail.add(line)
+		log.Debug("server stderr", "line", line)
+	}
+}
+
+// tail keeps the last lines of a stream.
+type tail struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+const (
+	tailLines   = 8
+	tailLineLen = 300
+)
+
+func (t *tail) add(line string) {
+	if len(line) > tailLineLen {
+		line = line[:tailLineLen] + "…"
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lines = append(t.lines, line)
+	if len(t.lines) > tailLines {
+		t.lines = t.lines[len(t.lines)-tailLines:]
+	}
+}
+
+// String is the kept lines, for an error message: ` (stderr: a | b)`, or
+// "" when there are none.
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.lines) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (stderr: %s)", strings.Join(t.lines, " | "))
+}
