@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/parselbox/parselbox/host"
@@ -163,15 +164,17 @@ func TestReadWriteFile(t *testing.T) {
 	}
 }
 
-// workspaceDir finds the host directory of /workspace through a marker file.
+// workspaceDir finds the host directory of /workspace through a marker
+// file whose name no other test's workspace has.
 func workspaceDir(t *testing.T, sb *host.Sandbox) string {
 	t.Helper()
-	if err := sb.WriteFile(".marker", nil); err != nil {
+	marker := ".marker-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.Itoa(os.Getpid())
+	if err := sb.WriteFile(marker, nil); err != nil {
 		t.Fatal(err)
 	}
 	var found string
 	filepath.WalkDir(os.TempDir(), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.Name() == ".marker" && strings.Contains(p, "parselbox-") {
+		if err == nil && d.Name() == marker && strings.Contains(p, "parselbox-") {
 			found = filepath.Dir(p)
 			return fs.SkipAll
 		}

@@ -25,6 +25,7 @@ type sandboxFlags struct {
 	timeout    int
 	env        listFlag
 	pluginDirs listFlag
+	mcp        string
 	verbose    bool
 	// load reads the configuration file; nil means loadServerConfig, which
 	// checks the file's server block and leaves it out.
@@ -45,6 +46,7 @@ func newSandboxFlags(fs *flag.FlagSet) *sandboxFlags {
 	fs.IntVar(&f.timeout, "timeout", int(host.DefaultTimeout/time.Second), "timeout of one execution in `seconds` (0: none)")
 	fs.Var(&f.env, "env", "set `KEY=VALUE` in the sandbox's environment (repeatable)")
 	fs.Var(&f.pluginDirs, "plugin-dir", "search `dir` for parselbox-bridge-* plugins (repeatable)")
+	fs.StringVar(&f.mcp, "mcp", "", "MCP servers from an mcp.json `file` ({\"mcpServers\": {...}}): each becomes a namespace")
 	fs.BoolVar(&f.verbose, "v", false, "verbose logging")
 	return f
 }
@@ -124,6 +126,8 @@ func (f *sandboxFlags) config() (*host.Config, error) {
 			}
 		case "plugin-dir":
 			cfg.PluginDirs = append(cfg.PluginDirs, f.pluginDirs...)
+		case "mcp":
+			cfg.MCP = f.mcp
 		}
 	})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -159,5 +160,36 @@ func TestPlugins(t *testing.T) {
 	sum := sha256.Sum256([]byte("#!/bin/sh\n"))
 	if !strings.Contains(out.String(), "fake") || !strings.Contains(out.String(), `sha256 = "`+hex.EncodeToString(sum[:])+`"`) {
 		t.Errorf("output:\n%s", out.String())
+	}
+}
+
+// --mcp reads an mcp.json: each server is a namespace, served by the
+// mcpproxy plugin that make build puts in bin/.
+func TestExecMCPFlag(t *testing.T) {
+	t.Parallel()
+	root := testenv.ModuleRoot(t)
+	plugin := filepath.Join(root, "bin", "parselbox-bridge-mcpproxy")
+	server := filepath.Join(root, "tests", "fixtures", "mcp", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	for _, need := range []string{plugin, server} {
+		if _, err := os.Stat(need); err != nil {
+			if os.Getenv(testenv.RequireEnv) != "" {
+				t.Fatalf("%s missing (make build fixtures)", need)
+			}
+			t.Skipf("%s missing (make build fixtures)", need)
+		}
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not found")
+	}
+	mcpJSON := filepath.Join(t.TempDir(), "mcp.json")
+	os.WriteFile(mcpJSON, []byte(`{"mcpServers": {"everything": {"command": "`+node+`", "args": ["`+server+`", "stdio"]}}}`), 0o644)
+	code, res, stderr := runCLI(t, "", "exec", "--mcp", mcpJSON, "--plugin-dir", filepath.Join(root, "bin"),
+		"[everything.echo(message='hi'), everything.get_sum(2, 3)]")
+	if code != exitOK {
+		t.Fatalf("exit %d: %+v\n%s", code, res, stderr)
+	}
+	if string(res.Output) != `["Echo: hi","The sum of 2 and 3 is 5."]` {
+		t.Errorf("output: %s", res.Output)
 	}
 }

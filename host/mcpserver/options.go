@@ -16,7 +16,7 @@ const Name = "Parselbox"
 // Parselbox starts. A parselbox server that finds it set was started by
 // another Parselbox, from an MCP configuration that also lists that
 // Parselbox: it exits at once instead of serving itself to itself.
-const ProbeEnv = "PARSELBOX_MCP_PROBE"
+const ProbeEnv = host.MCPProbeEnv
 
 // Defaults for the zero values of Options.
 const (

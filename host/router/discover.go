@@ -41,7 +41,7 @@ func (r *Router) dir(ctx context.Context, path string) ([]string, error) {
 		return nil, err
 	}
 	tools, subs := ns.catalog(ctx, discoveryAge).children(rest)
-	names := append(tools, subs...)
+	names := append(append(make([]string, 0, len(tools)+len(subs)), tools...), subs...)
 	sort.Strings(names)
 	return names, nil
 }
@@ -60,14 +60,18 @@ func (r *Router) help(ctx context.Context, path string) (any, error) {
 		}
 	}
 	tools, subs := c.children(rest)
-	if len(tools)+len(subs) == 0 {
-		return "No documentation for '" + path + "'", nil
-	}
-	var b strings.Builder
 	doc := c.desc.Description
 	if rest != "" {
 		doc = c.nsDocs[rest]
 	}
+	if len(tools)+len(subs) == 0 {
+		// A bridge with no tools may say why (an MCP server that is down).
+		if rest == "" && doc != "" {
+			return "Description: " + doc + "\n\nNo tools.", nil
+		}
+		return "No documentation for '" + path + "'", nil
+	}
+	var b strings.Builder
 	if doc != "" {
 		b.WriteString("Description: " + doc + "\n\n")
 	}

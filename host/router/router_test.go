@@ -396,3 +396,16 @@ func (d *dynBridge) Describe(context.Context) (*sdk.Description, error) {
 	d.n.Add(1)
 	return &sdk.Description{Tools: d.tools()}, nil
 }
+
+// A bridge with no tools still answers help (with its description) and dir.
+func TestEmptyNamespace(t *testing.T) {
+	t.Parallel()
+	r := New(Options{})
+	r.Add(t.Context(), "down", "mcp", &fakeBridge{desc: &sdk.Description{Description: "The server is not reachable."}})
+	if got, _ := r.help(t.Context(), "down"); got != "Description: The server is not reachable.\n\nNo tools." {
+		t.Errorf("help: %q", got)
+	}
+	if got, err := serve(t, r, "dir", `{"path":"down"}`); err != nil || got != "[]" {
+		t.Errorf("dir: %s %v", got, err)
+	}
+}
