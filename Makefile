@@ -23,7 +23,7 @@ $(STAMP): $(RUNTIME)/package.json $(RUNTIME)/package-lock.json
 	@touch $@
 
 # Bridge binaries installed next to parselbox: name -> package.
-BRIDGES := greeter=./sdk/example/greeter shell=./plugins/shell http=./plugins/http mcpproxy=./plugins/mcpproxy
+BRIDGES := greeter=./sdk/example/greeter shell=./plugins/shell http=./plugins/http mcpproxy=./plugins/mcpproxy graphql=./plugins/graphql
 
 ## build: the runtime, bin/parselbox and every bridge binary
 build: runtime

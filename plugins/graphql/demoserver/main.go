@@ -1,0 +1,32 @@
+// Command demoserver serves the small countries GraphQL API of the bridge's
+// tests on loopback, for `make demo` and for trying the bridge offline:
+//
+//	go run ./plugins/graphql/demoserver -addr 127.0.0.1:8787 -token demo-token
+//
+// It prints the endpoint's URL on stdout, then serves until killed.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+
+	"github.com/parselbox/parselbox/plugins/graphql/internal/countries"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:0", "the address to listen on (port 0: any free port)")
+	token := flag.String("token", "", "if set, the bearer token that every request must carry")
+	flag.Parse()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/graphql", countries.New(*token))
+	fmt.Fprintf(os.Stdout, "http://%s/graphql\n", ln.Addr())
+	log.Fatal(http.Serve(ln, mux))
+}
