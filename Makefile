@@ -51,7 +51,7 @@ test: build fixtures
 		$(GO) test -race -timeout=$(TEST_TIMEOUT) ./...
 
 ## demo: a short scripted tour
-demo: build
+demo: build fixtures
 	@./demo/demo.sh
 
 ## bench: measure boot, exec and calls against a bare Deno + Pyodide floor

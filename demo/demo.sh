@@ -61,4 +61,56 @@ ticks = await asyncio.gather(*[greeter.slow.task(seconds=1) for _ in range(10)])
 {"hello": hello, "ten_tasks_in_s": round(time.time() - t0, 1),
  "found": sbx.search("greet"), "doc": help(greeter.greet)["description"]}'
 
-printf '\nNext: README.md shows the Go API, the configuration file and the bridges.\n'
+step "Built-in bridges: REST/OpenAPI, GraphQL, shell and MCP, each its own plugin process"
+echo "(starting a local pet store API and a GraphQL API, for this demo only)"
+go build -o "$work/petstore" ./plugins/http/internal/demoserver
+go build -o "$work/countries" ./plugins/graphql/internal/demoserver
+export DEMO_API_TOKEN=demo-token-7f3a9c51   # stays on the host: the sandbox never sees it
+"$work/petstore" -token "$DEMO_API_TOKEN" > "$work/petstore.url" & servers=$!
+"$work/countries" -token "$DEMO_API_TOKEN" > "$work/gql.url" & servers="$servers $!"
+trap 'kill $servers 2>/dev/null; rm -rf "$work"' EXIT
+until [ -s "$work/petstore.url" ] && [ -s "$work/gql.url" ]; do sleep 0.1; done
+everything=tests/fixtures/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js
+cat > "$work/bridges.hcl" <<HCL
+bridge "petstore" {
+  plugin = "http"
+  env    = ["DEMO_API_TOKEN"]
+  config = { spec = "$(cat "$work/petstore.url")/openapi.json", token_env = "DEMO_API_TOKEN" }
+}
+bridge "gql" {
+  plugin = "graphql"
+  env    = ["DEMO_API_TOKEN"]
+  config = { endpoint = "$(cat "$work/gql.url")", token_env = "DEMO_API_TOKEN" }
+}
+bridge "sh" {
+  plugin = "shell"
+  config = { command = "bash", timeout = 10 }
+}
+mcp_server "everything" {
+  command = "$(command -v node)"
+  args    = ["$PWD/$everything", "stdio"]
+}
+HCL
+cat "$work/bridges.hcl"
+show $pbx exec --config "$work/bridges.hcl" 'import asyncio
+pets = petstore.findPetsByStatus("available")["data"]
+try:
+    petstore.getPetById(petId="abc")          # checked against the OpenAPI spec first
+except ValueError as e:
+    invalid = str(e)
+country = gql.graphql("query($c: ID!) { country(code: $c) { name capital } }", {"c": "FR"})["data"]
+session = sh.shell.task()                      # a live shell that keeps state
+session.send("x=21"); session.send("echo $((x*2))")
+while session.tail(1) != "42":
+    await asyncio.sleep(0.05)
+session.cancel()
+{"pets": [p["name"] for p in pets], "invalid": invalid, "country": country,
+ "shell": [sh.exec("uname -s")["stdout"].strip(), session.tail(1)],
+ "mcp": [everything.echo(message="hi"), everything.get_sum(2, 3)],
+ "token seen by the sandbox": "demo-token" in str(petstore.get("/echo")["data"])}'
+
+step "The MCP server: parselbox with no subcommand, as an MCP client starts it (stdio)"
+echo "(an MCP client session: tools, state across calls, isError, files as resources)"
+show go run ./demo/mcpclient $pbx --timeout 10
+
+printf '\nNext: README.md shows the Go API, the configuration file, the MCP server and the bridges.\n'

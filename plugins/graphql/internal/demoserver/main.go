@@ -1,7 +1,7 @@
 // Command demoserver serves the small countries GraphQL API of the bridge's
 // tests on loopback, for `make demo` and for trying the bridge offline:
 //
-//	go run ./plugins/graphql/demoserver -addr 127.0.0.1:8787 -token demo-token
+//	go run ./plugins/graphql/internal/demoserver -addr 127.0.0.1:8787 -token demo-token
 //
 // It prints the endpoint's URL on stdout, then serves until killed.
 package main
