@@ -55,7 +55,7 @@ demo: build fixtures
 	@./demo/demo.sh
 
 ## bench: measure boot, exec and calls against a bare Deno + Pyodide floor
-bench: build
+bench: build fixtures
 	$(GO) run ./bench -runtime $(CURDIR)/$(RUNTIME) -out bench-results.json
 
 ## proto: regenerate the bridge protocol's Go code (needs protoc 3.21.12:

@@ -69,6 +69,7 @@ func (b *bench) runCalls(ctx context.Context) error {
 	if err := b.pluginConfig(&cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "bench: plugin calls not measured:", err)
 	}
+	defer b.bridgesConfig(&cfg)()
 	sb, err := host.New(ctx, cfg)
 	if err != nil {
 		return err
@@ -116,5 +117,8 @@ func (b *bench) runCalls(ctx context.Context) error {
 		return err
 	}
 	b.set("fanout_100_ms", v.(float64))
-	return b.measurePlugin(eval, samples)
+	if err := b.measurePlugin(eval, samples); err != nil {
+		return err
+	}
+	return b.measureBridges(samples)
 }

@@ -45,7 +45,8 @@ type bench struct {
 	boots, execs int
 	rt           *sandbox.Runtime
 	cacheDir     string
-	plugin       string // the plugin binary measured, if any
+	plugin       string   // the plugin binary measured, if any
+	bridges      []string // the built-in bridges measured
 }
 
 func (b *bench) set(key string, v float64) { b.results[key] = round(v) }
@@ -150,7 +151,17 @@ func (b *bench) run(runtimeDir string) error {
 	if mb, err := rssOf(fp.pid()); err == nil {
 		b.set("floor_rss_mb", float64(mb))
 	}
-	return b.runCalls(ctx)
+	if err := b.runCalls(ctx); err != nil {
+		return err
+	}
+	figs, err := measureSessions(ctx, rt, b.cacheDir, 10)
+	if err != nil {
+		return fmt.Errorf("sessions: %w", err)
+	}
+	for k, v := range figs {
+		b.set(k, v)
+	}
+	return nil
 }
 
 func (b *bench) start(ctx context.Context, cold bool) (*sandbox.Sandbox, error) {
@@ -215,8 +226,9 @@ var targets = []target{
 }
 
 func (b *bench) print() {
-	fmt.Printf("\n%-24s %10s %12s  %-22s %s\n", "metric", "parselbox", "baseline", "target", "")
-	for _, t := range append(targets, callTargets...) {
+	fmt.Printf("\n%-30s %10s %12s  %-22s %s\n", "metric", "parselbox", "baseline", "target", "")
+	all := append(append(append(targets, callTargets...), bridgeTargets...), sessionTargets...)
+	for _, t := range all {
 		v, ok := b.results[t.key]
 		if !ok {
 			continue
@@ -232,6 +244,6 @@ func (b *bench) print() {
 				verdict = "MISSED"
 			}
 		}
-		fmt.Printf("%-24s %10.2f %12s  %-22s %s\n", t.key, v, fl, t.goal, verdict)
+		fmt.Printf("%-30s %10.2f %12s  %-22s %s\n", t.key, v, fl, t.goal, verdict)
 	}
 }
