@@ -138,7 +138,7 @@ func TestPluginBridge(t *testing.T) {
 	}
 	// Discovery covers plugins like any namespace.
 	found := value(t, exec(t, sb, "sbx.search('repeats')")).(map[string]any)
-	if hits := found["tp (plugin)"].([]any); len(hits) != 1 || hits[0].(map[string]any)["path"] != "tp.echo" {
+	if hits := found["tp (testplugin)"].([]any); len(hits) != 1 || hits[0].(map[string]any)["path"] != "tp.echo" {
 		t.Errorf("search: %v", found)
 	}
 }

@@ -149,7 +149,9 @@ func New(opts Options) *Router {
 var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Add describes a bridge and makes it the namespace name. kind labels it in
-// sbx.info() and sbx.search() ("plugin", "go", "mcp", "http", ...).
+// sbx.info() and sbx.search(): "go" (in-process), "mcp", or "plugin", which
+// is shown as the bridge's own name ("http", "shell"). Plugin and MCP
+// bridges are described again when their tools may have changed.
 func (r *Router) Add(ctx context.Context, name, kind string, b sdk.BridgeServer) error {
 	if !identifier.MatchString(name) {
 		return fmt.Errorf("namespace %q is not a Python identifier", name)
@@ -159,6 +161,9 @@ func (r *Router) Add(ctx context.Context, name, kind string, b sdk.BridgeServer)
 		return fmt.Errorf("describing bridge %q: %w", name, err)
 	}
 	ns := &namespace{name: name, kind: kind, bridge: b, dynamic: kind == "plugin" || kind == "mcp"}
+	if kind == "plugin" && d.Name != "" {
+		ns.kind = d.Name // "http", "shell", "greeter": more telling than "plugin"
+	}
 	ns.cat.Store(newCatalog(d))
 	r.mu.Lock()
 	defer r.mu.Unlock()
