@@ -206,17 +206,17 @@ func TestSearchAndInspect(t *testing.T) {
 	t.Parallel()
 	r, _ := echoRouter(t, Options{})
 	got := r.search(t.Context(), "SAYS")
-	want := map[string][]map[string]string{"echo (plugin)": {{"path": "echo.say", "description": "Says it."}}}
+	want := map[string][]map[string]string{"echo (echo)": {{"path": "echo.say", "description": "Says it."}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("search (-want +got):\n%s", diff)
 	}
-	if got := r.search(t.Context(), "probe|ping"); len(got["echo (plugin)"]) != 2 {
+	if got := r.search(t.Context(), "probe|ping"); len(got["echo (echo)"]) != 2 {
 		t.Errorf("regex search: %v", got)
 	}
 	if got := r.search(t.Context(), "[unclosed"); len(got) != 0 {
 		t.Errorf("invalid regex as text: %v", got)
 	}
-	if got := r.search(t.Context(), "times"); len(got["echo (plugin)"]) != 1 {
+	if got := r.search(t.Context(), "times"); len(got["echo (echo)"]) != 1 {
 		t.Errorf("search by parameter: %v", got)
 	}
 	if got := r.search(t.Context(), "inspect"); len(got) != 0 {
