@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/host/config"
 )
 
 // sandboxFlags are the flags that mirror the configuration file. Flags
@@ -27,14 +28,11 @@ type sandboxFlags struct {
 	pluginDirs listFlag
 	mcp        string
 	verbose    bool
-	// load reads the configuration file; nil means loadServerConfig, which
-	// checks the file's server block and leaves it out.
-	load func(path string) (*host.Config, error)
 }
 
 func newSandboxFlags(fs *flag.FlagSet) *sandboxFlags {
 	f := &sandboxFlags{fs: fs}
-	fs.StringVar(&f.configPath, "config", "", "configuration `file` (HCL or YAML)")
+	fs.StringVar(&f.configPath, "config", "", "configuration `file` (HCL, YAML or JSON)")
 	fs.StringVar(&f.runtimeDir, "runtime-dir", "", "runtime `dir`ectory (default: $PARSELBOX_RUNTIME, then next to the binary)")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "cache `dir`ectory for the snapshot (default: the user cache dir)")
 	fs.StringVar(&f.outputDir, "output-dir", "", "host `dir`ectory backing /workspace (default: a temporary one)")
@@ -52,22 +50,27 @@ func newSandboxFlags(fs *flag.FlagSet) *sandboxFlags {
 }
 
 // config loads the configuration file, if any, and applies the flags that
-// were given on the command line.
+// were given on the command line. The file's server block, checked, is left
+// out: see load.
 func (f *sandboxFlags) config() (*host.Config, error) {
-	cfg := &host.Config{}
+	file, err := f.load()
+	if err != nil {
+		return nil, err
+	}
+	return file.Config, nil
+}
+
+// load loads the configuration file, if any, and applies to its Config the
+// flags that were given on the command line.
+func (f *sandboxFlags) load() (*config.File, error) {
+	file := &config.File{Config: &host.Config{}}
 	if f.configPath != "" {
-		load := f.load
-		if load == nil {
-			load = func(path string) (*host.Config, error) {
-				var ignored serverSettings
-				return loadServerConfig(path, ignored.apply)
-			}
-		}
 		var err error
-		if cfg, err = load(f.configPath); err != nil {
+		if file, err = config.LoadFile(f.configPath); err != nil {
 			return nil, err
 		}
 	}
+	cfg := file.Config
 	var err error
 	f.fs.Visit(func(fl *flag.Flag) {
 		if err != nil {
@@ -133,7 +136,7 @@ func (f *sandboxFlags) config() (*host.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cfg, nil
+	return file, nil
 }
 
 // parseMount parses SRC:DST[:ro|rw]; DST defaults to the base name of SRC.

@@ -60,11 +60,12 @@ func newServeFlags(fs *flag.FlagSet) *serveFlags {
 // server's options, then applies $PARSELBOX_AUTH_TOKEN and the flags given.
 func (f *serveFlags) settings() (*host.Config, serverSettings, error) {
 	s := defaultServer
-	f.load = func(path string) (*host.Config, error) { return loadServerConfig(path, s.apply) }
-	cfg, err := f.config()
+	file, err := f.load()
 	if err != nil {
 		return nil, s, err
 	}
+	cfg := file.Config
+	s.merge(file.Server)
 	if tok := os.Getenv(authTokenEnv); tok != "" {
 		s.AuthToken = tok
 	}

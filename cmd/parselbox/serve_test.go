@@ -185,7 +185,7 @@ func TestServeUsageErrors(t *testing.T) {
 		"port":             {[]string{"--port", "70000"}, "--port"},
 		"negative":         {[]string{"--pool-size", "-1"}, "0 or more"},
 		"server key":       {[]string{"--config", write("k.hcl", "server {\n  prot = 1\n}\n")}, `server: unknown key "prot"`},
-		"server value":     {[]string{"--config", write("v.yaml", "server:\n  port: many\n")}, "port: want a whole number"},
+		"server value":     {[]string{"--config", write("v.yaml", "server:\n  port: many\n")}, "v.yaml:2: server.port: must be a port number"},
 		"after the block":  {[]string{"--config", write("a.hcl", "server {\n  port = 1\n}\nnetwrok = true\n")}, "a.hcl:4"},
 		"server attribute": {[]string{"--config", write("attr.hcl", "server = { port = 1 }\n")}, "write it as a block"},
 		"runtime":          {[]string{"--runtime-dir", dir}, "runtime"},
@@ -195,6 +195,48 @@ func TestServeUsageErrors(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("%s: exit %d, stderr: %s", name, code, stderr.String())
 		}
+	}
+}
+
+// A bad server block is a usage error naming the file, the line and the
+// key, in every syntax, for the server and for exec, which checks the
+// block it ignores.
+func TestServeBadServerBlock(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, tc := range map[string]struct {
+		file, data string
+		exec       bool
+		want       string
+	}{
+		"hcl": {"s.hcl", "memory = 512\nserver {\n  transport = \"sse\"\n}\n", false,
+			`s.hcl:3: server.transport: must be "stdio" or "http", got "sse"`},
+		"yaml": {"s.yaml", "server:\n  port: 9000\n  idle_timeout: soon\n", false,
+			`s.yaml:3: server.idle_timeout: must be a number of seconds or a duration such as "30m" (0: never), got "soon"`},
+		"json": {"s.json", "{\"memory\": 512,\n \"server\": {\"pool_size\": -1}}", false,
+			`s.json:2: server.pool_size: must be a whole number, 0 or more, got -1`},
+		"unknown key": {"u.hcl", "server {\n  max_session = 2\n}\n", false,
+			`u.hcl:2: server: unknown key "max_session" (did you mean "max_sessions"?)`},
+		"exec": {"e.hcl", "server {\n  port = 70000\n}\n", true,
+			`e.hcl:2: server.port: must be a port number from 0 to 65535, got 70000`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			p := filepath.Join(dir, tc.file)
+			if err := os.WriteFile(p, []byte(tc.data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"--config", p}
+			if tc.exec {
+				args = []string{"exec", "--config", p, "1"}
+			}
+			var stderr bytes.Buffer
+			code := run(t.Context(), args, strings.NewReader(""), &bytes.Buffer{}, &stderr)
+			want := dir + string(filepath.Separator) + tc.want // the file as --config names it
+			if code != exitUsage || !strings.Contains(stderr.String(), want) {
+				t.Errorf("exit %d, want %d; stderr: %s\nwant it to hold: %s", code, exitUsage, stderr.String(), want)
+			}
+		})
 	}
 }
 

@@ -22,8 +22,8 @@ var update = flag.Bool("update", false, "rewrite the want sections of testdata/*
 
 // TestGolden loads every config file of each testdata/*.txtar archive (the
 // files not named want*). When they all load, they must load to the same
-// host.Config, whose normalized JSON is the archive's want.json; otherwise
-// each must fail, and their error texts, in order, are want.err.
+// File, whose normalized JSON is the archive's want.json; otherwise each
+// must fail, and their error texts, in order, are want.err.
 func TestGolden(t *testing.T) {
 	archives, err := filepath.Glob("testdata/*.txtar")
 	if err != nil {
@@ -40,13 +40,13 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			var (
-				first     *host.Config
+				first     *File
 				firstName string
 				loaded    int
 				errText   strings.Builder
 			)
 			for _, f := range inputs(ar) {
-				c, err := Parse(f.Name, f.Data)
+				c, err := ParseFile(f.Name, f.Data)
 				if err != nil {
 					checkErrors(t, f.Name, err)
 					errText.WriteString(err.Error() + "\n")
@@ -133,11 +133,16 @@ func checkErrors(t *testing.T, file string, err error) {
 	}
 }
 
-// normalize renders c as indented JSON keyed by the koanf tags (the file's
-// keys), with Timeout as a duration string.
-func normalize(t *testing.T, c *host.Config) string {
+// normalize renders f as indented JSON keyed by the koanf tags (the file's
+// keys), with durations as strings. The server block is the key "server",
+// holding the keys the file set; it is left out when the file sets none.
+func normalize(t *testing.T, f *File) string {
 	t.Helper()
-	b, err := json.MarshalIndent(plain(reflect.ValueOf(*c)), "", "  ")
+	m := plain(reflect.ValueOf(*f.Config)).(map[string]any)
+	if server := plain(reflect.ValueOf(f.Server)).(map[string]any); len(server) > 0 {
+		m["server"] = server
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,11 +157,14 @@ func plain(v reflect.Value) any {
 	case reflect.Struct:
 		m := map[string]any{}
 		for i := range v.NumField() {
-			if tag := v.Type().Field(i).Tag.Get("koanf"); tag != "" && tag != "-" {
-				m[tag] = plain(v.Field(i))
+			f := v.Field(i)
+			if tag := v.Type().Field(i).Tag.Get("koanf"); tag != "" && tag != "-" && !(f.Kind() == reflect.Pointer && f.IsNil()) {
+				m[tag] = plain(f)
 			}
 		}
 		return m
+	case reflect.Pointer:
+		return plain(v.Elem())
 	case reflect.Map:
 		if v.IsNil() {
 			return nil
@@ -301,6 +309,12 @@ func TestErrorFields(t *testing.T) {
 			Error{Line: 3, Key: "files[1]", Msg: `must be a string, got 2`}},
 		"config not an object": {"p.yaml", "bridge:\n  g:\n    plugin: g\n    config: [1]\n",
 			Error{Line: 4, Key: `bridge "g".config`, Msg: `must be an object, got a list`}},
+		"unknown server key": {"p.hcl", "memory = 1\nserver {\n  prot = 9000\n}\n",
+			Error{Line: 3, Key: "server", Msg: `unknown key "prot" (did you mean "port"?)`}},
+		"bad server transport json": {"p.json", "{\"server\": {\n  \"transport\": \"sse\"\n}}",
+			Error{Line: 2, Key: "server.transport", Msg: `must be "stdio" or "http", got "sse"`}},
+		"server port yaml": {"p.yaml", "server:\n  port: 70000\n",
+			Error{Line: 2, Key: "server.port", Msg: `must be a port number from 0 to 65535, got 70000`}},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -365,9 +379,59 @@ func TestLoad(t *testing.T) {
 	}
 }
 
+// TestServer checks what ParseFile returns for a server block, and that
+// Parse and Load take the same file and leave the block out.
+func TestServer(t *testing.T) {
+	t.Parallel()
+	src := "memory = 512\nserver {\n  transport = \"HTTP\"\n  pool_size = 0\n  idle_timeout = 1.5\n  elicit = false\n}\n"
+	f, err := ParseFile("p.hcl", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &File{
+		Config: &host.Config{Memory: 512},
+		Server: Server{Transport: new("http"), PoolSize: new(0), IdleTimeout: new(1500 * time.Millisecond), Elicit: new(false)},
+	}
+	if diff := cmp.Diff(want, f); diff != "" {
+		t.Errorf("ParseFile mismatch (-want +got):\n%s", diff)
+	}
+
+	c, err := Parse("p.hcl", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want.Config, c); diff != "" {
+		t.Errorf("Parse mismatch (-want +got):\n%s", diff)
+	}
+	path := filepath.Join(t.TempDir(), "p.hcl")
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = Load(path); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want.Config, c); diff != "" {
+		t.Errorf("Load mismatch (-want +got):\n%s", diff)
+	}
+	lf, err := LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, lf); diff != "" {
+		t.Errorf("LoadFile mismatch (-want +got):\n%s", diff)
+	}
+
+	// Parse checks the block it leaves out.
+	_, err = Parse("p.hcl", []byte("server {\n  port = -1\n}\n"))
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Line != 2 || ce.Key != "server.port" {
+		t.Errorf("Parse of a bad server block: %v, want an *Error at line 2, key server.port", err)
+	}
+}
+
 // TestExample keeps parselbox.hcl.example loading, and checks that it
 // shows every key of the file format at the start of a line (set, or
-// commented out as in `# sha256 = "..."`).
+// commented out as in `# sha256 = "..."`, once or more).
 func TestExample(t *testing.T) {
 	t.Parallel()
 	const path = "../../parselbox.hcl.example"
@@ -378,15 +442,19 @@ func TestExample(t *testing.T) {
 	if _, err := Parse(strings.TrimSuffix(path, ".example"), data); err != nil {
 		t.Fatalf("the example does not load:\n%v", err)
 	}
+	if !regexp.MustCompile(`(?m)^\s*(#\s*)?server\s*\{`).Match(data) {
+		t.Error("the example does not show the server block")
+	}
 	for _, typ := range []reflect.Type{
 		reflect.TypeFor[host.Config](), reflect.TypeFor[host.Mount](), reflect.TypeFor[host.BridgeConfig](),
+		reflect.TypeFor[host.MCPServer](), reflect.TypeFor[Server](),
 	} {
 		for i := range typ.NumField() {
 			key := typ.Field(i).Tag.Get("koanf")
 			if key == "" || key == "-" {
 				continue
 			}
-			set := regexp.MustCompile(`(?m)^\s*(#\s*)?` + key + `(\s+"[^"]*"\s*\{|\s*=)`)
+			set := regexp.MustCompile(`(?m)^\s*(#\s*)*` + key + `(\s+"[^"]*"\s*\{|\s*=)`)
 			if !set.Match(data) {
 				t.Errorf("the example does not show %s (key %q)", typ.Field(i).Name, key)
 			}

@@ -13,10 +13,12 @@ import (
 )
 
 // A decoder turns the node tree of a file into the map that koanf
-// unmarshals into host.Config. It checks what only the file form has
-// (unknown keys, types, memory and timeout forms), resolves relative paths,
-// and records the line of every key path so that Validate's findings can
-// be placed in the file. It keeps going after a problem, to report all.
+// unmarshals into host.Config, but for its "server" entry, which goes into
+// Server. It checks what only the file form has (unknown keys, types, the
+// forms of memory and durations, the server's values), resolves relative
+// paths, and records the line of every key path so that Validate's
+// findings can be placed in the file. It keeps going after a problem, to
+// report all.
 type decoder struct {
 	dir   string // the config file's directory
 	errs  errorList
@@ -44,6 +46,7 @@ func (d *decoder) config(n *node) map[string]any {
 		"plugin_dirs": d.paths,
 		"mcp":         d.path,
 		"mcp_server":  d.entries(d.mcpServer),
+		"server":      d.server,
 	})
 	return m
 }
@@ -77,6 +80,22 @@ func (d *decoder) mcpServer(n *node, path string) (any, bool) {
 		"env":     d.entries(d.string),
 		"url":     d.string,
 		"headers": d.entries(d.string),
+	})
+}
+
+// server decodes the server block: the settings of the MCP server.
+func (d *decoder) server(n *node, path string) (any, bool) {
+	return d.block(n, path, map[string]decodeFunc{
+		"transport":         d.transport,
+		"host":              d.host,
+		"port":              d.port,
+		"auth_token":        d.string,
+		"idle_timeout":      d.idleTimeout,
+		"max_sessions":      d.count,
+		"pool_size":         d.count,
+		"max_output_tokens": d.count,
+		"elicit":            d.bool,
+		"no_ui":             d.bool,
 	})
 }
 
@@ -252,35 +271,98 @@ func (d *decoder) memory(n *node, path string) (any, bool) {
 	return int(mb), true
 }
 
-// timeout decodes seconds (a number) or a Go duration string. Zero in the
-// file turns the limit off, which host.Config writes as a negative Timeout
-// (its zero value means the default).
+// timeout decodes the limit of one execution. Zero in the file turns the
+// limit off, which host.Config writes as a negative Timeout (its zero value
+// means the default).
 func (d *decoder) timeout(n *node, path string) (any, bool) {
-	const maxSeconds = math.MaxInt64 / int64(time.Second)
-	t, zero := time.Duration(-1), false // t stays negative unless n is valid
-	switch v := n.v.(type) {
-	case int64:
-		if v >= 0 && v <= maxSeconds {
-			t, zero = time.Duration(v)*time.Second, v == 0
-		}
-	case float64:
-		if v >= 0 && v <= float64(maxSeconds) { // false for NaN
-			// At least 1ns: a tiny timeout must not turn the limit off.
-			t, zero = max(time.Duration(math.Round(v*float64(time.Second))), 1), v == 0
-		}
-	case string:
-		if p, err := time.ParseDuration(v); err == nil {
-			t, zero = p, p == 0
-		}
-	}
+	t, ok := duration(n)
 	switch {
-	case t < 0:
+	case !ok:
 		d.errs.add(n.line, path, `must be a number of seconds or a duration such as "90s" (0 turns the limit off), got %s`, describe(n))
 		return nil, false
-	case zero:
+	case t == 0:
 		return time.Duration(-1), true
 	}
 	return t, true
+}
+
+// idleTimeout decodes the server's idle_timeout, where 0 means never.
+func (d *decoder) idleTimeout(n *node, path string) (any, bool) {
+	t, ok := duration(n)
+	if !ok {
+		d.errs.add(n.line, path, `must be a number of seconds or a duration such as "30m" (0: never), got %s`, describe(n))
+		return nil, false
+	}
+	return t, true
+}
+
+// duration reads seconds (a number) or a Go duration string, 0 or more. A
+// tiny positive number of seconds is at least 1ns: only 0 is zero.
+func duration(n *node) (time.Duration, bool) {
+	const maxSeconds = math.MaxInt64 / int64(time.Second)
+	switch v := n.v.(type) {
+	case int64:
+		if v >= 0 && v <= maxSeconds {
+			return time.Duration(v) * time.Second, true
+		}
+	case float64:
+		if v == 0 {
+			return 0, true
+		}
+		if v > 0 && v <= float64(maxSeconds) { // false for NaN
+			return max(time.Duration(math.Round(v*float64(time.Second))), 1), true
+		}
+	case string:
+		if t, err := time.ParseDuration(v); err == nil && t >= 0 {
+			return t, true
+		}
+	}
+	return 0, false
+}
+
+// transport decodes the server's transport, in lower case.
+func (d *decoder) transport(n *node, path string) (any, bool) {
+	if s, ok := n.v.(string); ok {
+		switch t := strings.ToLower(s); t {
+		case "stdio", "http":
+			return t, true
+		}
+	}
+	d.errs.add(n.line, path, `must be "stdio" or "http", got %s`, describe(n))
+	return nil, false
+}
+
+// host decodes the address the server listens on.
+func (d *decoder) host(n *node, path string) (any, bool) {
+	s, ok := n.v.(string)
+	switch {
+	case !ok:
+		return d.string(n, path)
+	case s == "":
+		d.errs.add(n.line, path, "must not be empty")
+		return nil, false
+	}
+	return s, true
+}
+
+// port decodes a TCP port, where 0 means any free port.
+func (d *decoder) port(n *node, path string) (any, bool) {
+	p, ok := n.v.(int64)
+	if !ok || p < 0 || p > 65535 {
+		d.errs.add(n.line, path, "must be a port number from 0 to 65535, got %s", describe(n))
+		return nil, false
+	}
+	return int(p), true
+}
+
+// count decodes a whole number, 0 or more.
+func (d *decoder) count(n *node, path string) (any, bool) {
+	c, ok := n.v.(int64)
+	if !ok || c < 0 || c > math.MaxInt {
+		d.errs.add(n.line, path, "must be a whole number, 0 or more, got %s", describe(n))
+		return nil, false
+	}
+	return int(c), true
 }
 
 // object decodes an object of any JSON values.

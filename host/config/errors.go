@@ -7,18 +7,20 @@ import (
 	"slices"
 )
 
-// Error is one problem in a configuration. Load and Parse return it, or
-// several joined with errors.Join (sorted by line); use errors.As to get the
-// first.
+// Error is one problem in a configuration. Load, LoadFile, Parse and
+// ParseFile return it, or several joined with errors.Join (sorted by line);
+// use errors.As to get the first.
 type Error struct {
-	// File is the file name as given to Load or Parse; empty from Validate.
+	// File is the file name as given to Load or Parse (or LoadFile or
+	// ParseFile); empty from Validate.
 	File string
 	// Line is the 1-based line of the key at fault; 0 when unknown.
 	Line int
 	// Key is the path of the value at fault, in the file's terms:
-	// `memory`, `allow_net[1]`, `bridge "greeter"`, `bridge "greeter".sha256`.
-	// For an unknown key it is the enclosing block (empty at the top level)
-	// and Msg names the key; for a syntax error it may be empty.
+	// `memory`, `allow_net[1]`, `bridge "greeter"`, `bridge "greeter".sha256`,
+	// `server.port`. For an unknown key it is the enclosing block (empty at
+	// the top level) and Msg names the key; for a syntax error it may be
+	// empty.
 	Key string
 	// Msg says what is wrong.
 	Msg string

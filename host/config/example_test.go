@@ -45,3 +45,21 @@ bridge:
 	// parselbox.yaml:5: bridge "greeter": unknown key "plugn" (did you mean "plugin"?)
 	// line 4, key bridge "greeter"
 }
+
+func ExampleParseFile() {
+	f, err := config.ParseFile("parselbox.hcl", []byte(`
+memory = 1024
+
+server {
+  transport    = "http"
+  idle_timeout = 90
+  pool_size    = 0
+}
+`))
+	if err != nil {
+		panic(err)
+	}
+	s := f.Server
+	fmt.Println(f.Config.Memory, *s.Transport, *s.IdleTimeout, *s.PoolSize, s.Port == nil)
+	// Output: 1024 http 1m30s 0 true
+}

@@ -15,6 +15,11 @@ import (
 // key of the entry) to what the label names: mount "TARGET" { ... }.
 var labelled = map[string]string{"mount": "TARGET", "bridge": "NAME", "mcp_server": "NAME"}
 
+// unlabelled are the top-level block types that take no label, such as
+// `server { ... }`. They are written as blocks only: `server = { ... }` is
+// an error, as the documented form is a block.
+var unlabelled = map[string]bool{"server": true}
+
 // readHCL reads HCL native syntax. Attributes become keys; a block
 // `type "label" { ... }` becomes the entry "label" of the object "type"
 // (the shape YAML and JSON write as type: {label: {...}}), and a block
@@ -38,13 +43,22 @@ type hclReader struct {
 func (r *hclReader) body(b *hclsyntax.Body, path string) *node {
 	var fields []field
 	for _, a := range b.Attributes {
-		fields = append(fields, field{a.Name, a.NameRange.Start.Line, r.expr(a.Expr, sub(path, a.Name))})
+		line, key := a.NameRange.Start.Line, sub(path, a.Name)
+		if unlabelled[a.Name] && path == "" {
+			r.errs.add(line, key, "write it as a block: %s { ... }", a.Name)
+			continue
+		}
+		fields = append(fields, field{a.Name, line, r.expr(a.Expr, key)})
 	}
 	groups := map[string]*node{} // block type → the object holding its labelled blocks
 	for _, blk := range b.Blocks {
 		line, key := blk.TypeRange.Start.Line, sub(path, blk.Type)
 		if want, ok := labelled[blk.Type]; ok && path == "" && len(blk.Labels) != 1 {
 			r.errs.add(line, key, "a %s block takes one label: %s %q { ... }", blk.Type, blk.Type, want)
+			continue
+		}
+		if unlabelled[blk.Type] && path == "" && len(blk.Labels) > 0 {
+			r.errs.add(line, key, "a %s block takes no label: %s { ... }", blk.Type, blk.Type)
 			continue
 		}
 		switch len(blk.Labels) {
