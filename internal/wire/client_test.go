@@ -23,7 +23,9 @@ type pair struct {
 	server, client plugin.GRPCPlugin
 }
 
-func (p *pair) GRPCServer(b *plugin.GRPCBroker, s *grpc.Server) error { return p.server.GRPCServer(b, s) }
+func (p *pair) GRPCServer(b *plugin.GRPCBroker, s *grpc.Server) error {
+	return p.server.GRPCServer(b, s)
+}
 func (p *pair) GRPCClient(ctx context.Context, b *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
 	return p.client.GRPCClient(ctx, b, c)
 }
