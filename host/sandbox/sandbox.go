@@ -401,15 +401,14 @@ func (s *Sandbox) Interrupt() {
 
 // Info describes the running interpreter.
 type Info struct {
-	Pyodide         string  `json:"pyodide"`
-	Python          string  `json:"python"`
-	WasmMemoryBytes int64   `json:"wasm_memory_bytes"`
-	UptimeMS        int64   `json:"uptime_ms"`
-	Mounts          []Mount `json:"-"`
-	PID             int     `json:"pid"`
-	RSSMB           int     `json:"rss_mb"`
-	Restarts        int     `json:"restarts"`
-	Snapshot        bool    `json:"snapshot"`
+	Pyodide         string `json:"pyodide"`
+	Python          string `json:"python"`
+	WasmMemoryBytes int64  `json:"wasm_memory_bytes"`
+	UptimeMS        int64  `json:"uptime_ms"`
+	PID             int    `json:"pid"`
+	RSSMB           int    `json:"rss_mb"`
+	Restarts        int    `json:"restarts"`
+	Snapshot        bool   `json:"snapshot"`
 }
 
 // Info asks the sandbox about itself.

@@ -109,10 +109,6 @@ def host_call(method, params):
     return _unwrap(envelope)
 
 
-async def host_call_async(method, params):
-    return await _await_reply(_js().request(method, json.dumps(params, default=_encode_arg)))
-
-
 async def _await_reply(promise):
     try:
         envelope = await promise

@@ -93,10 +93,6 @@ function hostRequest(method: string, paramsJSON: string, sync = false): Promise<
   });
 }
 
-function hostNotify(method: string, paramsJSON: string): void {
-  sendRaw(`{"method":${JSON.stringify(method)},"params":${paramsJSON}}`);
-}
-
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const entry = {
@@ -281,15 +277,14 @@ function mkdirs(p: string): void {
   }
 }
 
-const mountTable: Mount[] = [];
-function mount(target: string, source: string, readonly: boolean): void {
+// Read-only mounts are enforced by Deno's permissions (a write is EACCES).
+function mount(target: string, source: string): void {
   mkdirs(target);
   py.mountNodeFS(target, source);
-  mountTable.push({ target, source, readonly });
 }
-if (init.workspace) mount("/workspace", init.workspace, false);
-if (init.files) mount("/files", init.files, false);
-for (const m of init.mounts ?? []) mount(m.target, m.source, m.readonly);
+if (init.workspace) mount("/workspace", init.workspace);
+if (init.files) mount("/files", init.files);
+for (const m of init.mounts ?? []) mount(m.target, m.source);
 mkdirs("/workspace");
 FS.chdir("/workspace");
 
@@ -326,12 +321,7 @@ const interruptBuffer = new Uint8Array(new SharedArrayBuffer(4));
 py.setInterruptBuffer(interruptBuffer);
 io.postMessage({ buffer: interruptBuffer });
 
-py.registerJsModule("_pbx_js", {
-  request: hostRequest,
-  notify: hostNotify,
-  sleep,
-  interrupted: INTERRUPTED,
-});
+py.registerJsModule("_pbx_js", { request: hostRequest, sleep });
 
 const pbx = py.pyimport("_parselbox");
 pbx._configure(
@@ -479,7 +469,6 @@ const methods: Record<string, (id: number, params: Any) => void | Promise<void>>
       python: pbx.python_version(),
       wasm_memory_bytes: py._module.HEAP8.length,
       uptime_ms: Math.round(performance.now()),
-      mounts: mountTable.map((m) => ({ target: m.target, readonly: m.readonly })),
     });
   },
   shutdown: (id) => {
