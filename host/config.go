@@ -98,6 +98,10 @@ type BridgeConfig struct {
 	Env []string `koanf:"env"`
 	// Config is the bridge's own configuration, handed to it as JSON.
 	Config map[string]any `koanf:"config"`
+	// Dir is the plugin's working directory, against which relative paths in
+	// Config resolve (a spec file, a shell's cwd). In a configuration file it
+	// defaults to the file's directory; empty is the host's working directory.
+	Dir string `koanf:"dir"`
 }
 
 // MCPServer declares an MCP server whose tools become a namespace: a stdio

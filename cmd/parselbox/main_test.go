@@ -193,3 +193,31 @@ func TestExecMCPFlag(t *testing.T) {
 		t.Errorf("output: %s", res.Output)
 	}
 }
+
+// A bridge's relative paths resolve against its configuration file's
+// directory: the plugin runs there.
+func TestBridgeDirIsTheConfigFilesDirectory(t *testing.T) {
+	t.Parallel()
+	plugin := filepath.Join(testenv.ModuleRoot(t), "bin", "parselbox-bridge-shell")
+	if _, err := os.Stat(plugin); err != nil {
+		if os.Getenv(testenv.RequireEnv) != "" {
+			t.Fatalf("%s missing (make build)", plugin)
+		}
+		t.Skipf("%s missing (make build)", plugin)
+	}
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	os.Mkdir(filepath.Join(dir, "work"), 0o755)
+	cfg := filepath.Join(dir, "p.hcl")
+	os.WriteFile(cfg, []byte(`bridge "sh" {
+  plugin = "`+plugin+`"
+  config = { cwd = "work" }
+}
+`), 0o644)
+	code, res, stderr := runCLI(t, "", "exec", "--config", cfg, "sh.exec('pwd')['stdout'].strip()")
+	if code != exitOK {
+		t.Fatalf("exit %d: %+v\n%s", code, res, stderr)
+	}
+	if want := `"` + filepath.Join(dir, "work") + `"`; string(res.Output) != want {
+		t.Errorf("the shell ran in %s, want %s", res.Output, want)
+	}
+}

@@ -313,7 +313,7 @@ func (b *bridge) launch(ctx context.Context) (*instance, error) {
 		}
 	}
 	opts := b.m.opts
-	proc := newProcess(b.log, path)
+	proc := newProcess(b.log, path, b.cfg.Dir)
 	stdio := b.log.StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true})
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig: sdk.Handshake,

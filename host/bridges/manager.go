@@ -78,6 +78,9 @@ type Config struct {
 	Env []string
 	// Config is the bridge's own configuration, handed to it as JSON.
 	Config map[string]any
+	// Dir is the plugin's working directory, against which relative paths in
+	// its configuration resolve. Empty: the host's.
+	Dir string
 }
 
 // Manager starts bridge plugins and keeps them running: it restarts a

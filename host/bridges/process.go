@@ -25,6 +25,7 @@ import (
 //     Kill kills the whole group.
 type process struct {
 	path   string
+	dir    string // working directory; "" is the host's
 	logger hclog.Logger
 
 	mu     sync.Mutex
@@ -37,8 +38,8 @@ type process struct {
 	state  string        // how it exited ("signal: killed", "exit status 2")
 }
 
-func newProcess(logger hclog.Logger, path string) *process {
-	return &process{path: path, logger: logger, exited: make(chan struct{})}
+func newProcess(logger hclog.Logger, path, dir string) *process {
+	return &process{path: path, dir: dir, logger: logger, exited: make(chan struct{})}
 }
 
 // prepare builds the command with env; go-plugin calls it through
@@ -46,6 +47,7 @@ func newProcess(logger hclog.Logger, path string) *process {
 func (p *process) prepare(env []string) (*process, error) {
 	cmd := exec.Command(p.path)
 	cmd.Env = env
+	cmd.Dir = p.dir
 	cmd.SysProcAttr = sysProcAttr()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

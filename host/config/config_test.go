@@ -244,6 +244,7 @@ globals: {n: 3, f: 1.25}
 				"list":   []any{int64(1), "two", true, nil, map[string]any{"a.b": int64(3)}},
 				"nested": map[string]any{"deeper": map[string]any{"x": int64(-1)}},
 			},
+			Dir: ".", // the file's directory: relative paths in config resolve there
 		}},
 		Globals: map[string]any{"n": int64(3), "f": 1.25},
 	}

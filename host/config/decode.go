@@ -63,12 +63,17 @@ func (d *decoder) mount(n *node, path string) (any, bool) {
 }
 
 func (d *decoder) bridge(n *node, path string) (any, bool) {
-	return d.block(n, path, map[string]decodeFunc{
+	m, ok := d.block(n, path, map[string]decodeFunc{
 		"plugin": d.plugin,
 		"sha256": d.sha256,
 		"env":    d.strings,
 		"config": d.object,
+		"dir":    d.path,
 	})
+	if ok && m["dir"] == nil && d.dir != "" {
+		m["dir"] = d.dir // relative paths in config resolve as in the rest of the file
+	}
+	return m, ok
 }
 
 // mcpServer decodes an MCP server: the keys of an mcp.json entry.
