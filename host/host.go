@@ -21,8 +21,8 @@ import (
 	"github.com/parselbox/parselbox/host/sandbox"
 )
 
-// maxMemoryMB is the most memory 32-bit WebAssembly can address.
-const maxMemoryMB = 4096
+// MaxMemoryMB is the most memory 32-bit WebAssembly can address.
+const MaxMemoryMB = 4096
 
 // Sandbox is a Python sandbox with its workspace and tools: the host's
 // main type. Create one with New, run code with Execute, and Close it.
@@ -94,8 +94,8 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 			return opts, err
 		}
 	}
-	if cfg.Memory < 0 || cfg.Memory > maxMemoryMB {
-		return opts, configErrorf("memory: must be between 1 and %d MB (the 32-bit WebAssembly limit), got %d", maxMemoryMB, cfg.Memory)
+	if cfg.Memory < 0 || cfg.Memory > MaxMemoryMB {
+		return opts, configErrorf("memory: must be between 1 and %d MB (the 32-bit WebAssembly limit), got %d", MaxMemoryMB, cfg.Memory)
 	}
 	if opts.MemoryMB == 0 {
 		opts.MemoryMB = DefaultMemoryMB

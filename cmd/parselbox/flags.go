@@ -136,6 +136,11 @@ func (f *sandboxFlags) load() (*config.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The file was checked as it was read; check again what the flags changed,
+	// by the same rules (a bad value is a usage error, not a failed start).
+	if err := config.Validate(cfg); err != nil {
+		return nil, usageError{err}
+	}
 	return file, nil
 }
 

@@ -67,6 +67,9 @@ func TestExecUsageErrors(t *testing.T) {
 		"bad config":     {"exec", "--config", bad, "1"},
 		"bad memory":     {"exec", "--memory", "0", "1"},
 		"bad allow-net":  {"exec", "--allow-net", "nohostport", "1"},
+		"bad host":       {"exec", "--allow-net", "exa mple.com:443", "1"},
+		"memory > wasm":  {"exec", "--memory", "5000", "1"},
+		"bad env name":   {"exec", "--env", "B-AD=1", "1"},
 		"unknown cmd":    {"frobnicate"},
 		"missing config": {"exec", "--config", filepath.Join(dir, "none.hcl"), "1"},
 	} {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/agext/levenshtein"
+
+	"github.com/parselbox/parselbox/host"
 )
 
 // A decoder turns the node tree of a file into the map that koanf
@@ -269,8 +271,8 @@ func (d *decoder) sha256(n *node, path string) (any, bool) {
 
 func (d *decoder) memory(n *node, path string) (any, bool) {
 	mb, ok := n.v.(int64)
-	if !ok || mb <= 0 || mb > math.MaxInt32 {
-		d.errs.add(n.line, path, "must be a positive whole number of MB, got %s", describe(n))
+	if !ok || mb <= 0 || mb > host.MaxMemoryMB {
+		d.errs.add(n.line, path, "must be a whole number of MB from 1 to %d (the 32-bit WebAssembly limit), got %s", host.MaxMemoryMB, describe(n))
 		return nil, false
 	}
 	return int(mb), true

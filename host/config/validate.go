@@ -62,8 +62,8 @@ func check(c *host.Config, lines map[string]int) errorList {
 			bad(index("allow_net", i), "%v", err)
 		}
 	}
-	if c.Memory < 0 {
-		bad("memory", "must not be negative, got %d", c.Memory)
+	if c.Memory < 0 || c.Memory > host.MaxMemoryMB {
+		bad("memory", "must be from 1 to %d MB (the 32-bit WebAssembly limit), got %d", host.MaxMemoryMB, c.Memory)
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Env)) {
 		if err := checkEnvName(name); err != nil {
