@@ -3,6 +3,8 @@ package inproc
 import (
 	"strings"
 	"unicode"
+
+	"github.com/parselbox/parselbox/sdk"
 )
 
 // toolName turns a Go identifier into the name the sandbox sees: snake_case
@@ -12,7 +14,7 @@ import (
 // background calls ("Import" → "import_", "Task" → "task_").
 func toolName(goName string) string {
 	s := snake(goName)
-	if reserved[s] {
+	if s == "task" || sdk.IsPythonKeyword(s) {
 		s += "_"
 	}
 	return s
@@ -51,17 +53,4 @@ func startsWord(r []rune, i int) bool {
 	// s after ID is a plural, not a word.
 	pluralS := r[i+1] == 's' && (i+2 == len(r) || !unicode.IsLower(r[i+2]))
 	return !pluralS
-}
-
-// reserved holds the names that get a trailing underscore: Python's
-// keywords (a tool named "import" could only be reached with getattr), and
-// "task", which is the background-call accessor of every namespace proxy.
-var reserved = map[string]bool{
-	"and": true, "as": true, "assert": true, "async": true, "await": true, "break": true, "class": true,
-	"continue": true, "def": true, "del": true, "elif": true, "else": true,
-	"except": true, "finally": true, "for": true, "from": true, "global": true,
-	"if": true, "import": true, "in": true, "is": true, "lambda": true,
-	"nonlocal": true, "not": true, "or": true, "pass": true, "raise": true,
-	"return": true, "try": true, "while": true, "with": true, "yield": true,
-	"task": true,
 }

@@ -69,7 +69,8 @@ type namespace struct {
 	kind   string
 	bridge sdk.BridgeServer
 	// dynamic bridges may change their tools (an MCP server's list_changed):
-	// their catalog is described again when stale.
+	// their catalog is described again when stale. Other bridges are
+	// described once.
 	dynamic bool
 
 	mu  sync.Mutex // serializes refreshes
@@ -95,10 +96,16 @@ func newCatalog(d *sdk.Description) *catalog {
 	for i := range d.Tools {
 		t := &d.Tools[i]
 		c.tools[t.Name] = t
-		c.alias[pythonPath(t.Name)] = t.Name
+		// Two names that look the same in Python ("a-b" and "a_b"): the
+		// first in name order keeps the Python name; the other is still
+		// callable by its own name.
+		py := sdk.PythonName(t.Name)
+		if prev, taken := c.alias[py]; !taken || t.Name < prev {
+			c.alias[py] = t.Name
+		}
 	}
 	for _, n := range d.Namespaces {
-		c.nsDocs[pythonPath(n.Path)] = n.Description
+		c.nsDocs[sdk.PythonName(n.Path)] = n.Description
 	}
 	return c
 }
@@ -150,8 +157,8 @@ var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Add describes a bridge and makes it the namespace name. kind labels it in
 // sbx.info() and sbx.search(): "go" (in-process), "mcp", or "plugin", which
-// is shown as the bridge's own name ("http", "shell"). Plugin and MCP
-// bridges are described again when their tools may have changed.
+// is shown as the bridge's own name ("http", "shell"). MCP bridges, whose
+// servers may change their tools, are described again when stale.
 func (r *Router) Add(ctx context.Context, name, kind string, b sdk.BridgeServer) error {
 	if !identifier.MatchString(name) {
 		return fmt.Errorf("namespace %q is not a Python identifier", name)
@@ -160,7 +167,7 @@ func (r *Router) Add(ctx context.Context, name, kind string, b sdk.BridgeServer)
 	if err != nil {
 		return fmt.Errorf("describing bridge %q: %w", name, err)
 	}
-	ns := &namespace{name: name, kind: kind, bridge: b, dynamic: kind == "plugin" || kind == "mcp"}
+	ns := &namespace{name: name, kind: kind, bridge: b, dynamic: kind == "mcp"}
 	if kind == "plugin" && d.Name != "" {
 		ns.kind = d.Name // "http", "shell", "greeter": more telling than "plugin"
 	}
@@ -173,29 +180,6 @@ func (r *Router) Add(ctx context.Context, name, kind string, b sdk.BridgeServer)
 	r.namespaces[name] = ns
 	r.order = append(r.order, name)
 	return nil
-}
-
-// pythonPath is how a dotted tool name appears in Python: every character
-// that cannot be in an identifier becomes "_" (a leading digit gets one too).
-func pythonPath(name string) string {
-	parts := strings.Split(name, ".")
-	for i, p := range parts {
-		var b strings.Builder
-		for j, c := range p {
-			ok := c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || j > 0 && c >= '0' && c <= '9'
-			if !ok && j == 0 && c >= '0' && c <= '9' {
-				b.WriteByte('_')
-				ok = true
-			}
-			if ok {
-				b.WriteRune(c)
-			} else {
-				b.WriteByte('_')
-			}
-		}
-		parts[i] = b.String()
-	}
-	return strings.Join(parts, ".")
 }
 
 // NamespaceInfo is what the sandbox needs to create a namespace object.
@@ -281,13 +265,17 @@ func (r *Router) tool(ctx context.Context, path string) (*namespace, *sdk.ToolIn
 	return ns, t, nil
 }
 
-// find returns the tool at a Python path (or its own name) within the
-// bridge; "" is the namespace itself, which a callable namespace has.
+// find returns the tool at a path within the bridge: its own name first,
+// then its Python name; "" is the namespace itself, which a callable
+// namespace has.
 func (c *catalog) find(rest string) *sdk.ToolInfo {
+	if t, ok := c.tools[rest]; ok {
+		return t
+	}
 	if name, ok := c.alias[rest]; ok {
 		return c.tools[name]
 	}
-	return c.tools[rest]
+	return nil
 }
 
 // pyErr is an error that the sandbox raises as the named Python exception.

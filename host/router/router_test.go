@@ -331,22 +331,6 @@ func TestTaskCancelReachesTheBridge(t *testing.T) {
 	}
 }
 
-func TestPythonPath(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"get-user":     "get_user",
-		"a.b-c.d":      "a.b_c.d",
-		"2fa":          "_2fa",
-		"ok_name9":     "ok_name9",
-		"with space.x": "with_space.x",
-		"ünïcode":      "_n_code",
-	} {
-		if got := pythonPath(in); got != want {
-			t.Errorf("pythonPath(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func readFile(p string) (string, error) {
 	b, err := os.ReadFile(p)
 	return string(b), err
@@ -361,7 +345,7 @@ func TestDynamicBridgeRefresh(t *testing.T) {
 		return &sdk.CallToolResult{Content: json.RawMessage(`"` + req.Name + `"`)}, nil
 	}}, tools: func() []sdk.ToolInfo { mu.Lock(); defer mu.Unlock(); return tools }}
 	r := New(Options{})
-	if err := r.Add(t.Context(), "mcp", "plugin", b); err != nil {
+	if err := r.Add(t.Context(), "mcp", "mcp", b); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -377,7 +361,7 @@ func TestDynamicBridgeRefresh(t *testing.T) {
 	old := discoveryAge
 	discoveryAge = 0
 	defer func() { discoveryAge = old }()
-	if got := r.search(t.Context(), "later"); len(got["mcp (plugin)"]) != 2 {
+	if got := r.search(t.Context(), "later"); len(got["mcp (mcp)"]) != 2 {
 		t.Errorf("search after a change: %v", got)
 	}
 	// An in-process bridge is described once.
@@ -407,5 +391,22 @@ func TestEmptyNamespace(t *testing.T) {
 	}
 	if got, err := serve(t, r, "dir", `{"path":"down"}`); err != nil || got != "[]" {
 		t.Errorf("dir: %s %v", got, err)
+	}
+}
+
+// A tool whose Python name would be "task" (the background-call accessor)
+// or a keyword gets a trailing "_", so that it can be called at all.
+func TestReservedToolNames(t *testing.T) {
+	t.Parallel()
+	b := &fakeBridge{desc: &sdk.Description{Tools: []sdk.ToolInfo{{Name: "task"}, {Name: "import"}, {Name: "a-b"}, {Name: "a_b"}}},
+		call: func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: json.RawMessage(`"` + req.Name + `"`)}, nil
+		}}
+	r := New(Options{})
+	r.Add(t.Context(), "ns", "plugin", b)
+	for path, want := range map[string]string{"ns.task_": `"task"`, "ns.import_": `"import"`, "ns.a_b": `"a_b"`, "ns.a-b": `"a-b"`} {
+		if got, err := serve(t, r, "call", `{"path":"`+path+`"}`); err != nil || got != want {
+			t.Errorf("%s: %s %v, want %s", path, got, err, want)
+		}
 	}
 }

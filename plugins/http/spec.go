@@ -17,6 +17,8 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/routers"
+
+	"github.com/parselbox/parselbox/sdk"
 )
 
 // specTimeout bounds loading the OpenAPI document (and the documents it
@@ -338,7 +340,7 @@ func successSchema(o *openapi3.Operation) *openapi3.SchemaRef {
 func nameTools(ops []*operation, reserved []string) {
 	taken := map[string]bool{}
 	for _, r := range reserved {
-		taken[pythonName(r)] = true
+		taken[sdk.PythonName(r)] = true
 	}
 	for _, op := range ops {
 		name := toolName(op.id)
@@ -346,7 +348,7 @@ func nameTools(ops []*operation, reserved []string) {
 			name = strings.ToLower(op.method) + "_" + strings.Trim(nonIdent.ReplaceAllString(strings.NewReplacer("{", "", "}", "").Replace(op.path), "_"), "_")
 		}
 		candidate := name
-		for i := 1; taken[pythonName(candidate)]; i++ {
+		for i := 1; taken[sdk.PythonName(candidate)]; i++ {
 			switch i {
 			case 1:
 				candidate = name + "_" + strings.ToLower(op.method)
@@ -355,7 +357,7 @@ func nameTools(ops []*operation, reserved []string) {
 			}
 		}
 		op.tool = candidate
-		taken[pythonName(candidate)] = true
+		taken[sdk.PythonName(candidate)] = true
 	}
 }
 
