@@ -116,21 +116,24 @@ func (p *pool) get(ctx context.Context) (*box, error) {
 	return p.boot(ctx)
 }
 
-// put hands a booted sandbox to a waiter, or keeps it.
+// put hands a booted sandbox to a waiter, or keeps it. A sandbox that
+// arrives after close is closed here, synchronously: put runs in the boot's
+// goroutine, which close waits for.
 func (p *pool) put(b *box) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.closed {
-		go b.close()
+		p.mu.Unlock()
+		_ = b.close()
 		return
 	}
 	if len(p.waiters) > 0 {
 		w := p.waiters[0]
 		p.waiters = p.waiters[1:]
-		w <- b
-		return
+		w <- b // buffered: never blocks
+	} else {
+		p.ready = append(p.ready, b)
 	}
-	p.ready = append(p.ready, b)
+	p.mu.Unlock()
 }
 
 // refillLocked starts boots until the pool will hold size sandboxes once

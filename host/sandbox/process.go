@@ -27,14 +27,6 @@ type Handler interface {
 	ServeSandbox(ctx context.Context, method string, params json.RawMessage) (any, error)
 }
 
-// HandlerFunc adapts a function to Handler.
-type HandlerFunc func(ctx context.Context, method string, params json.RawMessage) (any, error)
-
-// ServeSandbox calls f.
-func (f HandlerFunc) ServeSandbox(ctx context.Context, method string, params json.RawMessage) (any, error) {
-	return f(ctx, method, params)
-}
-
 // Reasons the host killed a process, reported in the error of the
 // execution that was running.
 const (
@@ -188,14 +180,18 @@ func (p *process) isExited() bool {
 	}
 }
 
-// kill ends the process group at once, remembering why.
+// kill ends the process group at once, remembering why. Once the process
+// is reaped its id may be reused, so an exited process is left alone (its
+// group is empty: Deno runs with --deny-run).
 func (p *process) kill(reason string) {
 	p.mu.Lock()
 	if p.killReason == "" {
 		p.killReason = reason
 	}
 	p.mu.Unlock()
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	if !p.isExited() {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	}
 }
 
 func (p *process) reason() string {
@@ -221,8 +217,6 @@ func (p *process) stop(grace time.Duration) {
 		p.kill(killClose)
 		<-p.exited
 	}
-	// The runner may have left nothing behind, but its group may not be empty.
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 }
 
 func (p *process) send(m *message) error {
@@ -277,7 +271,20 @@ func (p *process) request(ctx context.Context, method string, params any) (json.
 		}
 		return m.Result, nil
 	case <-ctx.Done():
+		p.forget(ch)
 		return nil, ctx.Err()
+	}
+}
+
+// forget drops a pending request whose caller gave up.
+func (p *process) forget(ch <-chan *message) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for id, c := range p.pending {
+		if c == ch {
+			delete(p.pending, id)
+			return
+		}
 	}
 }
 

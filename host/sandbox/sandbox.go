@@ -250,20 +250,24 @@ func (s *Sandbox) startLocked() {
 	s.starting = done
 	go func() {
 		p, info, err := s.boot(context.Background())
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.starting, s.startErr = nil, err
-		if err == nil {
-			if s.closed {
-				go p.stop(0)
-			} else {
-				s.proc, s.ready = p, info
-				s.restarts++
-			}
-		} else {
+		if err != nil {
 			s.log.Error("restarting the sandbox failed", "error", err)
 		}
+		s.mu.Lock()
+		if err == nil && !s.closed {
+			s.proc, s.ready = p, info
+			s.restarts++
+			p = nil
+		}
+		s.startErr = err
+		s.mu.Unlock()
+		if p != nil {
+			p.stop(0) // closed while it booted; Close waits for this
+		}
+		s.mu.Lock()
+		s.starting = nil
 		close(done)
+		s.mu.Unlock()
 	}()
 }
 
@@ -459,11 +463,14 @@ func (s *Sandbox) Close() error {
 		return nil
 	}
 	s.closed = true
-	p, starting := s.proc, s.starting
+	starting := s.starting
 	s.mu.Unlock()
 	if starting != nil {
 		<-starting // the start notices closed and stops what it started
 	}
+	s.mu.Lock()
+	p := s.proc
+	s.mu.Unlock()
 	if p != nil {
 		p.stop(time.Second)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -92,7 +91,7 @@ func ensureSnapshot(ctx context.Context, log hclog.Logger, cacheDir, runnerDir s
 	// Older snapshots are for another Pyodide or runner: remove them.
 	if olds, _ := filepath.Glob(filepath.Join(dir, "pyodide-*.snap")); len(olds) > 0 {
 		for _, old := range olds {
-			if old != path && !strings.HasSuffix(old, ".tmp") {
+			if old != path {
 				_ = os.Remove(old)
 			}
 		}

@@ -51,7 +51,6 @@ interface InitParams {
   env?: Record<string, string>;
   globals?: Record<string, unknown>;
   namespaces?: unknown[];
-  stream_limit?: number;
 }
 
 function writeAll(bytes: Uint8Array): void {
@@ -289,7 +288,7 @@ mkdirs("/workspace");
 FS.chdir("/workspace");
 
 // Output of the current execution, captured raw.
-const streamLimit = init.stream_limit ?? 1 << 20;
+const streamLimit = 1 << 20; // characters of stdout (and of stderr) kept per execution
 class Capture {
   chunks: string[] = [];
   size = 0;
