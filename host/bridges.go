@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,7 +25,7 @@ func (s *Sandbox) addBridges(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, name := range sortedKeys(s.cfg.Context) {
+	for _, name := range slices.Sorted(maps.Keys(s.cfg.Context)) {
 		if _, dup := configs[name]; dup {
 			return configErrorf("%q is both a context value and a bridge", name)
 		}
@@ -48,7 +50,7 @@ func (s *Sandbox) addBridges(ctx context.Context) error {
 		defer cancel()
 		return mgr.Close(ctx)
 	})
-	names := sortedKeys(configs)
+	names := slices.Sorted(maps.Keys(configs))
 	started := make([]sdk.BridgeServer, len(names))
 	errs := make([]error, len(names))
 	var wg sync.WaitGroup
@@ -92,11 +94,11 @@ func (s *Sandbox) namespaceLines() []string {
 // info is what sbx.info() reports about the sandbox itself.
 func (s *Sandbox) info() map[string]any {
 	var globals []string
-	for _, k := range sortedKeys(s.cfg.Globals) {
+	for _, k := range slices.Sorted(maps.Keys(s.cfg.Globals)) {
 		globals = append(globals, fmt.Sprintf("%s (%s)", k, pyTypeName(s.cfg.Globals[k])))
 	}
 	var mounts []string
-	for _, t := range sortedMountTargets(s.cfg.Mounts) {
+	for _, t := range slices.Sorted(maps.Keys(s.cfg.Mounts)) {
 		mode := "read-only"
 		if !s.cfg.Mounts[t].ReadOnly() {
 			mode = "read/write"
@@ -109,7 +111,7 @@ func (s *Sandbox) info() map[string]any {
 	}
 	var files []string
 	for _, f := range s.cfg.Files {
-		files = append(files, baseName(f))
+		files = append(files, filepath.Base(f))
 	}
 	return map[string]any{
 		"context":     map[string]any{"globals": globals},
@@ -119,14 +121,6 @@ func (s *Sandbox) info() map[string]any {
 		"workspace":   "/workspace (read/write, the working directory)",
 		"limits":      map[string]any{"timeout_seconds": s.timeout.Seconds(), "memory_mb": s.memoryMB()},
 	}
-}
-
-func baseName(p string) string {
-	p = strings.TrimRight(p, "/")
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		return p[i+1:]
-	}
-	return p
 }
 
 // pyTypeName names the Python type a JSON value becomes.
@@ -153,14 +147,3 @@ func pyTypeName(v any) string {
 		return fmt.Sprintf("%T", v)
 	}
 }
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func sortedMountTargets(m map[string]Mount) []string { return sortedKeys(m) }

@@ -2,6 +2,8 @@ package host
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -23,7 +25,7 @@ func (s *Sandbox) Prompt() string {
 		b.WriteString("- Network: none. Reach outside systems through the namespaces below.\n")
 	}
 	b.WriteString("- Files: /workspace (the working directory; what you write there is kept), /files (inputs)")
-	for _, t := range sortedMountTargets(s.cfg.Mounts) {
+	for _, t := range slices.Sorted(maps.Keys(s.cfg.Mounts)) {
 		m := s.cfg.Mounts[t]
 		mode := "read-only"
 		if !m.ReadOnly() {

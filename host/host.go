@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -139,12 +140,7 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 		}
 	}
 	roots := []fsRoot{{prefix: "/workspace", dir: opts.Workspace}, {prefix: "/files", dir: opts.FilesDir}}
-	targets := make([]string, 0, len(cfg.Mounts))
-	for t := range cfg.Mounts {
-		targets = append(targets, t)
-	}
-	sort.Strings(targets)
-	for _, t := range targets {
+	for _, t := range slices.Sorted(maps.Keys(cfg.Mounts)) {
 		m := cfg.Mounts[t]
 		target, err := mountTarget(t)
 		if err != nil {

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -58,7 +60,7 @@ func (s *Sandbox) mcpBridges() (map[string]BridgeConfig, error) {
 		}
 		all = append(all, fromFile...)
 	}
-	for _, name := range sortedKeys(s.cfg.MCPServers) {
+	for _, name := range slices.Sorted(maps.Keys(s.cfg.MCPServers)) {
 		all = append(all, mcpServer{name: name, origin: fmt.Sprintf("mcp_server %q", name), srv: s.cfg.MCPServers[name]})
 	}
 	out := map[string]BridgeConfig{}
@@ -153,12 +155,12 @@ func checkMCPServer(srv MCPServer) (string, error) {
 	default:
 		return "", fmt.Errorf(`type must be "stdio", "http" or "sse", got %q`, typ)
 	}
-	for _, k := range sortedKeys(srv.Env) {
+	for _, k := range slices.Sorted(maps.Keys(srv.Env)) {
 		if !mcpEnvName.MatchString(k) {
 			return "", fmt.Errorf("env %q: a variable name is letters, digits and _, not starting with a digit", k)
 		}
 	}
-	for _, k := range sortedKeys(srv.Headers) {
+	for _, k := range slices.Sorted(maps.Keys(srv.Headers)) {
 		if !mcpHeaderName.MatchString(k) {
 			return "", fmt.Errorf("headers %q: not an HTTP header name", k)
 		}

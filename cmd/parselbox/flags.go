@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -168,17 +169,9 @@ func parseMount(spec string) (string, host.Mount, error) {
 		target = strings.Trim(parts[1], "/")
 	}
 	if target == "" {
-		target = lastElem(m.Source)
+		target = filepath.Base(strings.TrimRight(m.Source, "/"))
 	}
 	return target, m, nil
-}
-
-func lastElem(p string) string {
-	p = strings.TrimRight(p, "/")
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		return p[i+1:]
-	}
-	return p
 }
 
 // listFlag is a repeatable string flag.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -301,16 +300,6 @@ func pythonError(e *sdk.ToolError) error {
 		typ = "ConnectionError"
 	}
 	return &sandbox.RemoteError{Type: typ, Message: e.Message}
-}
-
-// sortedKeys returns a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // Close cancels running tasks.

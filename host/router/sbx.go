@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/parselbox/parselbox/sdk"
@@ -158,7 +160,7 @@ func (r *Router) search(ctx context.Context, pattern string) map[string][]map[st
 		r.mu.RUnlock()
 		key := fmt.Sprintf("%s (%s)", name, ns.kind)
 		c := ns.catalog(ctx, discoveryAge)
-		for _, py := range sortedKeys(c.alias) {
+		for _, py := range slices.Sorted(maps.Keys(c.alias)) {
 			t := c.tools[c.alias[py]]
 			path := joinPath(name, py)
 			hay := path + " " + t.Description + " " + strings.Join(t.Params, " ") + " " + t.Name
