@@ -1,13 +1,10 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/parselbox/parselbox/host/bridges"
 )
@@ -33,24 +30,11 @@ func runPlugins(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "searched: %v\n", m.Dirs())
 	for _, p := range list {
-		sum, err := fileSHA256(p.Path)
+		sum, err := bridges.FileSHA256(p.Path)
 		if err != nil {
 			sum = "(" + err.Error() + ")"
 		}
 		fmt.Fprintf(stdout, "%-16s %s\n  sha256 = %q\n", p.Name, p.Path, sum)
 	}
 	return exitOK
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -112,21 +112,29 @@ func checkExecutable(path string) error {
 // between can also replace the configuration, so plugin directories must be
 // writable only by those trusted with the host.
 func checkSHA256(path, want string) error {
-	f, err := os.Open(path)
+	got, err := FileSHA256(path)
 	if err != nil {
 		return fmt.Errorf("hashing plugin: %w", err)
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return fmt.Errorf("hashing plugin %s: %w", path, err)
-	}
-	got := hex.EncodeToString(h.Sum(nil))
 	if !strings.EqualFold(got, want) {
 		return fmt.Errorf("%w: %s has sha256 %s, the configuration pins %s; refusing to start it",
 			ErrChecksumMismatch, path, got, strings.ToLower(want))
 	}
 	return nil
+}
+
+// FileSHA256 is the hex SHA-256 of a file: what a bridge's sha256 pins.
+func FileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // executableDir returns the directory of the running executable, with
