@@ -64,6 +64,16 @@
 // configures it again. ConfigureRequest.Host lets a bridge call tools of the
 // host.
 //
+// # Credentials
+//
+// A bridge's credentials stay in its configuration on the host: nothing
+// that Python sees (results, error messages, log lines and progress, the
+// help text of the Description) may hold them. A bridge that talks to a
+// server which may echo them (an error page quoting the Authorization
+// header) builds a Redactor from them with NewRedactor (SecretName,
+// HeaderSecrets and URLSecrets find them in headers, URLs and
+// environment variables) and runs every call through Redactor.CallTool.
+//
 // # Serving and logging
 //
 // Serve talks go-plugin's handshake on stdout, so a bridge never writes to

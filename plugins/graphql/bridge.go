@@ -143,7 +143,7 @@ type bridge struct {
 // state is what one Configure sets up.
 type state struct {
 	client *client
-	redact *redactor
+	redact *sdk.Redactor
 
 	sem    chan struct{} // held while introspecting; guards schema
 	schema *schema       // cached introspection, nil until the first success
@@ -168,7 +168,8 @@ func (b *bridge) configure(_ context.Context, req *sdk.ConfigureRequest) error {
 	if err != nil {
 		return err
 	}
-	st := &state{client: newClient(c), redact: newRedactor(c), sem: make(chan struct{}, 1)}
+	r := newRedactor(c)
+	st := &state{client: newClient(c, r), redact: r, sem: make(chan struct{}, 1)}
 	b.mu.Lock()
 	b.state = st
 	b.mu.Unlock()
@@ -203,27 +204,13 @@ func (b *bridge) Describe(ctx context.Context) (*sdk.Description, error) {
 // CallTool implements sdk.BridgeServer. It is the one place where what a
 // tool returns, raises or logs is cleaned of credentials.
 func (b *bridge) CallTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	var r *sdk.Redactor // nil until configured: there is nothing to redact
 	b.mu.Lock()
-	st := b.state
+	if b.state != nil {
+		r = b.state.redact
+	}
 	b.mu.Unlock()
-	if st == nil {
-		return b.Bridge.CallTool(ctx, req)
-	}
-	r := *req
-	if r.Events != nil {
-		r.Events = redactingSink{st.redact, r.Events}
-	}
-	res, err := b.Bridge.CallTool(ctx, &r)
-	if res != nil {
-		res.Content = st.redact.json(res.Content)
-		if res.Error != nil {
-			res.Error.Message = st.redact.text(res.Error.Message)
-		}
-	}
-	if err != nil {
-		err = errors.New(st.redact.text(err.Error()))
-	}
-	return res, err
+	return r.CallTool(ctx, req, b.Bridge.CallTool)
 }
 
 // schemaFor returns the introspected schema, introspecting on first use. A

@@ -400,6 +400,7 @@ func TestCredentialsReachOnlyTheServer(t *testing.T) {
 	}{
 		"error page": {"/leaky", "GraphQL endpoint " + s.URL + "/leaky answered HTTP 403 Forbidden (text/plain): request refused; headers were: Authorization: Bearer [REDACTED], X-Api-Key: [REDACTED]"},
 		"escaped":    {"/escaped", `{"data":{"authorization":"Bearer [REDACTED]","big":12345678901234567890,"note":"line\nbreak"},"errors":null}`},
+		"cut short":  {"/long-leak", "GraphQL endpoint " + s.URL + "/long-leak answered HTTP 403 Forbidden (text/plain): " + strings.Repeat("x", 180) + " Bearer [REDACTED]"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -416,6 +417,54 @@ func TestCredentialsReachOnlyTheServer(t *testing.T) {
 			}
 			if got != tc.want {
 				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestEndpointUserinfo: Go sends the endpoint's userinfo as the header
+// "Authorization: Basic base64(user:password)"; a server that echoes the
+// header does not show the credential to the sandbox.
+func TestEndpointUserinfo(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	const basic = "YWRhOnMzY3IzdD8/" // base64("ada:s3cr3t??"): with a "/", which /escaped escapes
+	withUserinfo := strings.Replace(s.URL, "http://", "http://ada:s3cr3t%3F%3F@", 1)
+	label := strings.Replace(s.URL, "http://", "http://ada@", 1)
+
+	c := configured(t, map[string]any{"endpoint": withUserinfo + "/graphql"})
+	mustCall(t, c, "graphql", map[string]any{"query": "{ __typename }"})
+	if auth, _ := s.seen(); len(auth) == 0 || auth[len(auth)-1] != "Basic "+basic {
+		t.Fatalf("the server saw Authorization %q, want the endpoint's userinfo as Basic %s", auth, basic)
+	}
+
+	for name, tc := range map[string]struct {
+		path string
+		want string
+	}{
+		"error page": {"/leaky", "GraphQL endpoint " + label + "/leaky answered HTTP 403 Forbidden (text/plain): request refused; headers were: Authorization: Basic [REDACTED], X-Api-Key:"},
+		"escaped":    {"/escaped", `{"data":{"authorization":"Basic [REDACTED]","big":12345678901234567890,"note":"line\nbreak"},"errors":null}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c := configured(t, map[string]any{"endpoint": withUserinfo + tc.path})
+			rec := &sdktest.Recorder{}
+			raw, _ := json.Marshal(map[string]any{"query": "{ authorization }"})
+			res, err := c.CallTool(t.Context(), &sdk.CallToolRequest{Name: "graphql", Arguments: raw, TaskID: "t", Events: rec})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := string(res.Content)
+			if res.IsError {
+				got = res.Error.Message
+			}
+			if got != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+			for _, leak := range []string{basic, `YWRhOnMzY3IzdD8\/`, "s3cr3t"} {
+				if strings.Contains(got+strings.Join(rec.Lines(), "\n"), leak) {
+					t.Errorf("the sandbox sees %q", leak)
+				}
 			}
 		})
 	}

@@ -27,13 +27,14 @@ type client struct {
 	label    string        // the endpoint as messages show it: no userinfo, no query
 	header   http.Header   // sent with every request, credentials included
 	timeout  time.Duration // bounds one request, response included; 0: none
+	redact   *sdk.Redactor // the credentials, out of a body before it is cut short
 	http     *http.Client
 }
 
 // errTimedOut is the cause of a request's context when its timeout passes.
 var errTimedOut = errors.New("request timed out")
 
-func newClient(c *config) *client {
+func newClient(c *config, r *sdk.Redactor) *client {
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")
 	h.Set("Accept", "application/graphql-response+json, application/json;q=0.9")
@@ -49,6 +50,7 @@ func newClient(c *config) *client {
 		label:    redactedURL(c.Endpoint),
 		header:   h,
 		timeout:  c.Timeout.Duration,
+		redact:   r,
 		http: &http.Client{
 			Transport: http.DefaultTransport.(*http.Transport).Clone(),
 			// Redirects are not followed: a POST turns into a GET on 301/302,
@@ -161,7 +163,9 @@ func (c *client) statusError(resp *http.Response, body []byte) error {
 			what += " (" + mt + ")"
 		}
 	}
-	if s := snippet(body, 200); s != "" {
+	// Redacted before it is cut: a cut through a credential would leave
+	// its start, which no redactor recognizes.
+	if s := snippet([]byte(c.redact.Redact(string(body))), 200); s != "" {
 		what += ": " + s
 	}
 	return sdk.Errorf(sdk.CodeInternal, "GraphQL endpoint %s %s", c.label, what)

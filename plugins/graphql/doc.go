@@ -97,14 +97,16 @@
 //
 // # Credentials
 //
-// The token (from token or token_env), the values of headers whose names suggest a credential
-// (containing auth, token, key, secret, session, cookie, password,
-// credential or signature; also the part after a scheme such as "Basic "),
-// and the password and such query values of the endpoint URL never reach the
-// sandbox: messages show the endpoint without password or query, and every
-// result, error message and task log line is scrubbed of those values
-// (replaced by [REDACTED]) in case the server echoes them. Values shorter than
-// 4 characters are not scrubbed.
+// The token (from token or token_env), the values of headers whose names
+// suggest a credential (containing auth, token, key, secret, session,
+// cookie, password, passwd, credential or signature: sdk.SecretName; also
+// the part after a scheme such as "Basic ", and what a Basic credential
+// decodes to), and the endpoint URL's password, the Basic credential that
+// Go sends for its user:password, and its query values with such names
+// never reach the sandbox: messages show the endpoint without password or
+// query, and every result, error message and task log line is scrubbed of
+// those values (replaced by [REDACTED], by an sdk.Redactor) in case the
+// server echoes them. Values shorter than 4 characters are not scrubbed.
 //
 // Inside a task (gql.graphql.task(...)), each request logs "POST ENDPOINT"
 // and "HTTP STATUS, N bytes in DURATION", which task.tail() shows.

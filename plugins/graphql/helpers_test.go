@@ -77,6 +77,11 @@ func newServer(t *testing.T) *server {
 	mux.HandleFunc("/leaky", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "request refused; headers were: Authorization: "+r.Header.Get("Authorization")+", X-Api-Key: "+r.Header.Get("X-Api-Key"), http.StatusForbidden)
 	})
+	// A long error page quoting the Authorization header where the bridge
+	// cuts it short.
+	mux.HandleFunc("/long-leak", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, strings.Repeat("x", 180)+" "+r.Header.Get("Authorization"), http.StatusForbidden)
+	})
 	mux.HandleFunc("/escaped", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		escaped := strings.ReplaceAll(r.Header.Get("Authorization"), "/", `\/`)

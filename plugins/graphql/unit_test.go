@@ -63,36 +63,39 @@ func TestParseResponse(t *testing.T) {
 	}
 }
 
+// TestRedactor checks which credentials of the config are redacted (how
+// they are redacted is package sdk's business).
 func TestRedactor(t *testing.T) {
 	t.Parallel()
 	r := newRedactor(&config{
 		Endpoint: "https://ada:pass-word@api.example.com/graphql?api_key=qk-9999&region=eu",
 		Token:    "tok/en<&>12",
-		Headers:  map[string]string{"Authorization-Extra": "Basic dXNlcjpwYXNz", "X-Region": "europe", "X-Key": "abc"},
+		Headers:  map[string]string{"Proxy-Authorization": "Basic dXNlcjpwYXNzLTEyMzQ=", "X-Region": "europe", "X-Key": "abc"},
 	})
 	for name, tc := range map[string]struct {
 		in, want string
 		json     bool
 	}{
-		"token in text":           {in: "Bearer tok/en<&>12 rejected", want: "Bearer [REDACTED] rejected"},
-		"basic credential":        {in: "got dXNlcjpwYXNz", want: "got [REDACTED]"},
-		"whole header value":      {in: "Basic dXNlcjpwYXNz", want: "[REDACTED]"},
-		"url password":            {in: "pass-word", want: "[REDACTED]"},
-		"sensitive query value":   {in: "qk-9999 eu", want: "[REDACTED] eu"},
-		"plain header untouched":  {in: "europe", want: "europe"},
-		"short secret untouched":  {in: "abc", want: "abc"},
-		"token in Go JSON":        {in: `{"a":"x tok/en\u003c\u0026\u003e12"}`, want: `{"a":"x [REDACTED]"}`, json: true},
-		"token escaped otherwise": {in: `{"b": [1, 12345678901234567890, "tok\/en<&>12", {"k\"": null}], "t": true}`, want: `{"b":[1,12345678901234567890,"[REDACTED]",{"k\"":null}],"t":true}`, json: true},
-		"escapes without secrets": {in: `{"a": "line\nbreak", "b": 1.50}`, want: `{"a": "line\nbreak", "b": 1.50}`, json: true},
-		"secret as a key":         {in: `{"tok\/en<&>12": 1}`, want: `{"[REDACTED]":1}`, json: true},
+		"token in text":                {in: "Bearer tok/en<&>12 rejected", want: "Bearer [REDACTED] rejected"},
+		"basic credential":             {in: "got dXNlcjpwYXNzLTEyMzQ=", want: "got [REDACTED]"},
+		"whole header value":           {in: "Basic dXNlcjpwYXNzLTEyMzQ=", want: "[REDACTED]"},
+		"decoded basic credential":     {in: "user user:pass-1234 refused", want: "user [REDACTED] refused"},
+		"url password":                 {in: "pass-word", want: "[REDACTED]"},
+		"basic credential of userinfo": {in: "Authorization: Basic YWRhOnBhc3Mtd29yZA==", want: "Authorization: Basic [REDACTED]"},
+		"sensitive query value":        {in: "qk-9999 eu", want: "[REDACTED] eu"},
+		"plain header untouched":       {in: "europe", want: "europe"},
+		"short secret untouched":       {in: "abc", want: "abc"},
+		"token in Go JSON":             {in: `{"a":"x tok/en\u003c\u0026\u003e12"}`, want: `{"a":"x [REDACTED]"}`, json: true},
+		"token escaped otherwise":      {in: `{"b": [1, "t\u006fk\/en<&>12"], "t": true}`, want: `{"b":[1,"[REDACTED]"],"t":true}`, json: true},
+		"escapes without secrets":      {in: `{"a": "line\nbreak", "b": 1.50}`, want: `{"a": "line\nbreak", "b": 1.50}`, json: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			var got string
 			if tc.json {
-				got = string(r.json(json.RawMessage(tc.in)))
+				got = string(r.RedactJSON(json.RawMessage(tc.in)))
 			} else {
-				got = r.text(tc.in)
+				got = r.Redact(tc.in)
 			}
 			if got != tc.want {
 				t.Errorf("got  %s\nwant %s", got, tc.want)

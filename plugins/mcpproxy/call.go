@@ -111,7 +111,7 @@ func (p *proxy) callError(ctx context.Context, s *session, tool string, err erro
 	case <-s.done:
 	case <-exited:
 	case <-time.After(300 * time.Millisecond):
-		return sdk.Errorf(sdk.CodeInternal, "MCP server %q: calling tool %q: %v", name, tool, err)
+		return sdk.Errorf(sdk.CodeInternal, "MCP server %q: calling tool %q: %s", name, tool, safeURLs(err.Error()))
 	}
 	go s.close()
 	s.closing.Store(true)

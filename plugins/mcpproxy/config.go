@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/parselbox/parselbox/sdk"
 )
 
 // ProbeEnv is set to "1" in the environment of every stdio server the proxy
@@ -54,6 +56,10 @@ type serverConfig struct {
 	// URL and Headers reach an HTTP server.
 	URL     string            `json:"url"`
 	Headers map[string]string `json:"headers"`
+
+	// redact removes the entry's credentials (see secrets) from what the
+	// sandbox sees; set by parseConfig.
+	redact *sdk.Redactor
 }
 
 // parseConfig decodes and checks the bridge's configuration block.
@@ -110,7 +116,27 @@ func parseConfig(raw json.RawMessage) (*serverConfig, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	c.redact = sdk.NewRedactor(c.secrets()...)
 	return &c, nil
+}
+
+// secrets are the entry's credentials: the values of headers whose names
+// say they carry one (sdk.SecretName), with their part after a scheme such
+// as "Bearer "; the values of such environment variables; and the URL's
+// password, the Basic credential that Go sends for its user:password, and
+// its query values with such names. Args are not secrets: a server's
+// command line is not a place for them (env is).
+func (c *serverConfig) secrets() []string {
+	var out []string
+	for name, value := range c.Headers {
+		out = append(out, sdk.HeaderSecrets(name, value)...)
+	}
+	for name, value := range c.Env {
+		if sdk.SecretName(name) {
+			out = append(out, value)
+		}
+	}
+	return append(out, sdk.URLSecrets(c.URL)...)
 }
 
 var (
@@ -124,9 +150,31 @@ func checkURL(s string) error {
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("url must be an http:// or https:// URL, got %q", s)
+		return fmt.Errorf("url must be an http:// or https:// URL, got %q", safeURL(s))
 	}
 	return nil
+}
+
+// safeURL is a URL as messages show it: scheme://host/path, without the
+// userinfo, query and fragment, which may hold credentials.
+func safeURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(an unparsable URL)"
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}).String()
+}
+
+// urlInText matches the http URLs in a message (net/http quotes the whole
+// URL of a failed request, query included).
+var urlInText = regexp.MustCompile(`(?i)\bhttps?://[^\s"'<>]+`)
+
+// safeURLs rewrites the http URLs in a message as safeURL shows them.
+func safeURLs(msg string) string {
+	return urlInText.ReplaceAllStringFunc(msg, func(u string) string {
+		trimmed := strings.TrimRight(u, ".,;:!?)") // the sentence's, not the URL's
+		return safeURL(trimmed) + u[len(trimmed):]
+	})
 }
 
 // environ is a stdio server's whole environment: PATH (DefaultPath unless
@@ -190,11 +238,13 @@ func isExecutable(path string) error {
 	return nil
 }
 
-// String shows how the server is reached, for messages: `stdio: npx -y
-// server`, `http: https://example.com/mcp`.
+// String shows how the server is reached, for messages and help text
+// (which the sandbox sees): the transport and, for stdio, the command's base
+// name (`stdio: npx`: no args, no env); for http and sse, the URL without
+// userinfo or query (`http: https://example.com/mcp`).
 func (c *serverConfig) String() string {
 	if c.Type == typeStdio {
-		return "stdio: " + strings.Join(append([]string{c.Command}, c.Args...), " ")
+		return "stdio: " + filepath.Base(c.Command)
 	}
-	return c.Type + ": " + c.URL
+	return c.Type + ": " + safeURL(c.URL)
 }

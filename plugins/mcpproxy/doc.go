@@ -87,6 +87,35 @@
 // session). While it cannot be started, its tools stay and their calls
 // fail with ConnectionError saying why.
 //
+// # Credentials
+//
+// help(ns) and error messages show the server's entry only as its
+// transport and, for stdio, the command's base name ("stdio: npx": no
+// args, no env), for http and sse the URL without userinfo and query
+// ("http: https://example.com/mcp"). The URLs in the proxy's messages
+// about a failed connection (net/http quotes the URL of a failed request,
+// query and all) are shortened the same way; those in what the server
+// says are not. The entry's
+// credentials are redacted (replaced by [REDACTED]) from every result,
+// error message, task log line and progress message, from the help text
+// (the server's instructions, its tools' descriptions, and why it is down,
+// which may quote its stderr) and from the server's stderr that the bridge
+// logs. They are: the values of headers whose names suggest a credential
+// (sdk.SecretName: the name contains auth, token, key, secret, session,
+// cookie, password, passwd, credential or signature), and their part
+// after a scheme such as "Bearer "; the values of env variables with such
+// names; and the URL's password, the Basic credential that Go sends for
+// its user:password, and its query values with such names. Values shorter
+// than 4 characters are not redacted.
+//
+// Args are not treated as secrets: they are not shown, but a server that
+// says them back (in a result, or on stderr in an error message) is not
+// redacted, since args are mostly ordinary values. Give a stdio server its
+// credentials in env, under a name such as API_KEY or GITHUB_TOKEN, not
+// as "--api-key=..." in args:
+//
+//	{"name": "gh", "command": "github-mcp-server", "args": ["stdio"], "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "..."}}
+//
 // # Loopback
 //
 // An mcp.json often both launches Parselbox and lists servers; when

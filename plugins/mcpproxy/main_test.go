@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 		}
 		if f := os.Getenv(blockEnv); f != "" {
 			if _, err := os.Stat(f); err == nil {
-				fmt.Fprintln(os.Stderr, "blocked by", f)
+				fmt.Fprintln(os.Stderr, "blocked by", f, "env API_KEY="+os.Getenv("API_KEY"))
 				os.Exit(1)
 			}
 		}
@@ -141,6 +141,28 @@ func testServer(mode string) *mcp.Server {
 				return &mcp.CallToolResult{StructuredContent: map[string]any{"result": nil}}, nil
 			}
 			return text(v), nil
+		})
+	// leak says back what a careless server might: its API_KEY, its
+	// arguments and, over HTTP, the request's URL and credential headers;
+	// in its result, a log and a progress notification and (over stdio) on
+	// stderr, and with "fail" in an error.
+	s.AddTool(&mcp.Tool{Name: "leak", InputSchema: json.RawMessage(`{"type":"object","properties":{"fail":{"type":"boolean"}}}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			echo := "env API_KEY=" + os.Getenv("API_KEY") + " args=" + strings.Join(os.Args[1:], " ")
+			if req.Extra != nil && req.Extra.Header != nil {
+				h := req.Extra.Header
+				echo = "url=" + h.Get(echoURLHeader) + " authorization=" + h.Get("Authorization") + " x-api-key=" + h.Get("X-Api-Key")
+			} else {
+				fmt.Fprintln(os.Stderr, echo)
+			}
+			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: echo})
+			if tok := req.Params.GetProgressToken(); tok != nil {
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Message: echo})
+			}
+			if args(req)["fail"] == true {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "refused: " + echo}}}, nil
+			}
+			return text(echo), nil
 		})
 	s.AddTool(&mcp.Tool{Name: "pid", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{StructuredContent: map[string]any{"result": os.Getpid()}}, nil

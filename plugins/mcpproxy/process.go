@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/parselbox/parselbox/sdk"
 )
 
 // terminateGrace is how long a stdio server gets to exit after its stdin is
@@ -41,8 +42,9 @@ type process struct {
 
 // startProcess starts the server with exactly env as its environment, in
 // the proxy's process group (so that the host's kill of the bridge takes
-// its servers along), and killed if the proxy dies (Pdeathsig).
-func startProcess(path string, args, env []string, log hclog.Logger) (_ *process, err error) {
+// its servers along), and killed if the proxy dies (Pdeathsig). redact
+// removes credentials from the server's stderr as it is read.
+func startProcess(path string, args, env []string, redact *sdk.Redactor, log hclog.Logger) (_ *process, err error) {
 	var files []*os.File
 	defer func() {
 		for _, f := range files {
@@ -73,7 +75,7 @@ func startProcess(path string, args, env []string, log hclog.Logger) (_ *process
 	files = []*os.File{inR, outW, errW} // the server's ends: ours to close now
 	p := &process{cmd: cmd, stdin: inW, stdout: outR, stderr: errR, tail: &tail{},
 		exited: make(chan struct{}), stderrDone: make(chan struct{})}
-	go p.readStderr(log)
+	go p.readStderr(redact, log)
 	go func() {
 		p.err = cmd.Wait()
 		close(p.exited)
@@ -152,13 +154,16 @@ func (p *process) waitExited(d time.Duration) string {
 }
 
 // readStderr logs what the server writes to stderr (at debug level, under
-// the bridge's logger) and keeps the last lines for error messages.
-func (p *process) readStderr(log hclog.Logger) {
+// the bridge's logger) and keeps the last lines for error messages, both
+// redacted: a line is redacted before tail cuts it short, since a cut
+// through a credential would leave its start, which no redactor
+// recognizes.
+func (p *process) readStderr(redact *sdk.Redactor, log hclog.Logger) {
 	defer close(p.stderrDone)
 	sc := bufio.NewScanner(p.stderr)
 	sc.Buffer(make([]byte, 4096), 1<<20)
 	for sc.Scan() {
-		line := strings.TrimRight(sc.Text(), "\r")
+		line := redact.Redact(strings.TrimRight(sc.Text(), "\r"))
 		if line == "" {
 			continue
 		}

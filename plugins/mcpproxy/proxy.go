@@ -126,11 +126,37 @@ func (p *proxy) Describe(ctx context.Context) (*sdk.Description, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.Description = p.description(len(d.Tools))
+	r := p.redactor()
+	d.Description = r.Redact(p.description(len(d.Tools)))
+	for i := range d.Tools {
+		t := &d.Tools[i]
+		t.Description = r.Redact(t.Description)
+		t.InputSchema, t.OutputSchema = r.RedactJSON(t.InputSchema), r.RedactJSON(t.OutputSchema)
+	}
 	return d, nil
 }
 
-// description is help(ns)'s text.
+// CallTool implements sdk.BridgeServer: it runs the tool with the
+// configuration's credentials redacted from its result, its error and its
+// log lines and progress, whatever the server echoes.
+func (p *proxy) CallTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	return p.redactor().CallTool(ctx, req, p.Bridge.CallTool)
+}
+
+// redactor is the current configuration's; nil (which redacts nothing)
+// before Configure.
+func (p *proxy) redactor() *sdk.Redactor {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cfg == nil {
+		return nil
+	}
+	return p.cfg.redact
+}
+
+// description is help(ns)'s text, before redaction: it shows the server's
+// entry only as serverConfig.String does, but the reason why the server is
+// down (its stderr, say) and its instructions may quote a credential.
 func (p *proxy) description(tools int) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -157,7 +183,9 @@ func (p *proxy) description(tools int) string {
 	}
 	fmt.Fprintf(&b, ": %d tool%s; call them with keyword or positional arguments.", tools, plural(tools))
 	if ins := strings.TrimSpace(p.sess.info.Instructions); ins != "" {
-		b.WriteString("\n\n" + truncate(ins, maxInstructions))
+		// Redacted before it is cut: a cut through a credential would
+		// leave its start, which no redactor recognizes.
+		b.WriteString("\n\n" + truncate(p.cfg.redact.Redact(ins), maxInstructions))
 	}
 	return b.String()
 }
@@ -183,15 +211,16 @@ func plural(n int) string {
 	return "s"
 }
 
-// fail records why the server cannot be used. The bridge keeps the tools
-// of the last session, if there was one: their calls try to start the
-// server again, and fail saying why.
+// fail records why the server cannot be used (URLs in it as safeURL shows
+// them). The bridge keeps the tools of the last session, if there was one:
+// their calls try to start the server again, and fail saying why.
 func (p *proxy) fail(err error) {
 	p.mu.Lock()
-	p.sess, p.down = nil, err.Error()
+	p.sess, p.down = nil, safeURLs(err.Error())
 	p.lastTry = time.Now()
+	reason := p.cfg.redact.Redact(p.down)
 	p.mu.Unlock()
-	p.log.Warn("MCP server not available", "error", err)
+	p.log.Warn("MCP server not available", "error", reason)
 }
 
 // skip records that the server is Parselbox itself.
@@ -228,7 +257,7 @@ func (p *proxy) current(ctx context.Context) (*session, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, sdk.Errorf(sdk.CodeUnavailable, "MCP server %q is not available: %v", name, err)
+		return nil, sdk.Errorf(sdk.CodeUnavailable, "MCP server %q is not available: %s", name, safeURLs(err.Error()))
 	}
 	return s, nil
 }

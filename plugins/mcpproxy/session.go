@@ -69,7 +69,7 @@ func dial(ctx context.Context, cfg *serverConfig, p *proxy) (*session, error) {
 		if err != nil {
 			return nil, err
 		}
-		if s.proc, err = startProcess(path, cfg.Args, cfg.environ(), p.log); err != nil {
+		if s.proc, err = startProcess(path, cfg.Args, cfg.environ(), cfg.redact, p.log); err != nil {
 			return nil, fmt.Errorf("starting %s: %w", path, err)
 		}
 		t = observedTransport{s.proc.transport(), s.obs}
@@ -91,7 +91,7 @@ func dial(ctx context.Context, cfg *serverConfig, p *proxy) (*session, error) {
 	if err != nil {
 		end()
 		if s.proc == nil {
-			return nil, fmt.Errorf("MCP handshake with %s: %w", cfg.URL, err)
+			return nil, fmt.Errorf("MCP handshake with %s: %w", cfg, err)
 		}
 		defer func() { go s.proc.stop() }()
 		if ctx.Err() != nil {
@@ -205,7 +205,7 @@ func (s *session) how() string {
 	select {
 	case <-s.done:
 		if s.waitErr != nil {
-			return "connection lost: " + s.waitErr.Error()
+			return "connection lost: " + safeURLs(s.waitErr.Error())
 		}
 	default:
 	}

@@ -1,0 +1,424 @@
+package sdk
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Redacted is what a Redactor puts in place of a secret.
+const Redacted = "[REDACTED]"
+
+// minSecret is the length, in characters, of the shortest value that
+// NewRedactor takes as a secret: shorter values would blank out ordinary
+// text, and are no secret anyway.
+const minSecret = 4
+
+// A Redactor removes a bridge's credentials from what the sandbox sees:
+// results, error messages, log lines and help text. A bridge never puts
+// its credentials there on purpose; a Redactor catches the server that
+// echoes them back (an error page quoting the Authorization header, a tool
+// that returns its environment, a stack trace on stderr).
+//
+// Build one with NewRedactor from the secrets in the bridge's
+// configuration (SecretName, HeaderSecrets and URLSecrets find them), and
+// run every call through CallTool. A Redactor is immutable and safe for
+// concurrent use. A nil *Redactor is valid and redacts nothing.
+type Redactor struct {
+	forms   []string // the secrets and their JSON encodings, longest first
+	encoded [][]byte // the forms a secret takes inside a JSON string, longest first
+}
+
+// NewRedactor returns a Redactor of the given secrets. Each is trimmed of
+// surrounding white space; values shorter than 4 characters after that,
+// and repeats, are ignored. A secret is replaced as it is and as it appears
+// inside a JSON string (with the escapes of Go's encoder, with "<", ">"
+// and "&" unescaped, and with "/" escaped as "\/"); a secret that contains
+// another is replaced whole.
+func NewRedactor(secrets ...string) *Redactor {
+	r := &Redactor{}
+	var forms, encoded []string
+	add := func(list *[]string, v string) {
+		if !slices.Contains(*list, v) {
+			*list = append(*list, v)
+		}
+	}
+	for _, s := range secrets {
+		s = strings.TrimSpace(s)
+		if utf8.RuneCountInString(s) < minSecret {
+			continue
+		}
+		add(&forms, s)
+		for _, e := range jsonForms(s) {
+			add(&forms, e)
+			add(&encoded, e)
+		}
+	}
+	longestFirst := func(a, b string) int { return cmp.Compare(len(b), len(a)) }
+	slices.SortStableFunc(forms, longestFirst)
+	slices.SortStableFunc(encoded, longestFirst)
+	r.forms = forms
+	for _, e := range encoded {
+		r.encoded = append(r.encoded, []byte(e))
+	}
+	return r
+}
+
+// jsonForms returns the ways an encoder writes s inside a JSON string,
+// without the quotes, as far as they differ only in optional escapes:
+// Go's (which escapes "<", ">" and "&"), without those escapes, and each
+// with "/" escaped as "\/". Other optional escapes ("\u0041" for "A") are
+// found by RedactJSON's decoding.
+func jsonForms(s string) []string {
+	var plain bytes.Buffer
+	enc := json.NewEncoder(&plain)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	html, _ := json.Marshal(s)
+	var out []string
+	for _, b := range [][]byte{html, bytes.TrimSuffix(plain.Bytes(), []byte("\n"))} {
+		e := string(b[1 : len(b)-1])
+		out = append(out, e)
+		if strings.Contains(e, "/") {
+			out = append(out, strings.ReplaceAll(e, "/", `\/`))
+		}
+	}
+	return out
+}
+
+// Redact returns s with every secret replaced by Redacted.
+func (r *Redactor) Redact(s string) string {
+	if r == nil {
+		return s
+	}
+	for _, v := range r.forms {
+		if strings.Contains(s, v) {
+			s = strings.ReplaceAll(s, v, Redacted)
+		}
+	}
+	return s
+}
+
+// RedactJSON returns the JSON document doc with every secret in its strings
+// (keys included) replaced by Redacted, and a number that holds a secret
+// turned into the redacted string. A document without secrets is returned
+// as it is. Another encoder may escape a string differently from Go ("\/",
+// "\u0041"), so a document that has such escapes is decoded, and rewritten
+// (compactly, keeping the order of keys and the text of numbers) when a
+// secret hides there. A doc that is not JSON is redacted as text.
+func (r *Redactor) RedactJSON(doc json.RawMessage) json.RawMessage {
+	if r == nil || len(r.forms) == 0 || len(doc) == 0 {
+		return doc
+	}
+	if out, hit := replaceAll(doc, r.encoded); hit {
+		if !json.Valid(out) {
+			// A secret outside a string (in a number), or no JSON at all.
+			return r.decoded(doc)
+		}
+		doc = out
+	}
+	if !bytes.Contains(doc, []byte(`\/`)) && !bytes.Contains(doc, []byte(`\u`)) {
+		return doc
+	}
+	return r.decoded(doc)
+}
+
+// decoded redacts doc token by token: rewritten if a token held a secret,
+// as it is if none did, as text if it is not JSON.
+func (r *Redactor) decoded(doc json.RawMessage) json.RawMessage {
+	out, found, ok := r.rewrite(doc)
+	switch {
+	case !ok:
+		out, _ = replaceAll(doc, r.formBytes())
+		return out
+	case found:
+		return out
+	}
+	return doc
+}
+
+// replaceAll replaces each of olds in doc by Redacted; hit reports whether
+// any was there. doc is not modified.
+func replaceAll(doc []byte, olds [][]byte) (out []byte, hit bool) {
+	out = doc
+	for _, v := range olds {
+		if bytes.Contains(out, v) {
+			out, hit = bytes.ReplaceAll(out, v, []byte(Redacted)), true
+		}
+	}
+	return out, hit
+}
+
+func (r *Redactor) formBytes() [][]byte {
+	out := make([][]byte, len(r.forms))
+	for i, v := range r.forms {
+		out[i] = []byte(v)
+	}
+	return out
+}
+
+// rewrite re-encodes the JSON document doc with its strings (keys too)
+// and numbers redacted, keeping the order of keys and the text of numbers;
+// found reports whether a token held a secret, ok whether doc is JSON.
+func (r *Redactor) rewrite(doc json.RawMessage) (out json.RawMessage, found, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	var buf bytes.Buffer
+	type frame struct {
+		object bool
+		n      int // tokens written in this container
+	}
+	var stack []frame
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	str := func(s string) {
+		red := r.Redact(s)
+		found = found || red != s
+		_ = enc.Encode(red)
+		buf.Truncate(buf.Len() - 1) // Encode's newline
+	}
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return doc, false, false
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			buf.WriteByte(byte(d))
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		if len(stack) == 0 && buf.Len() > 0 {
+			return doc, false, false // a second value: not one document
+		}
+		if len(stack) > 0 {
+			f := &stack[len(stack)-1]
+			switch {
+			case f.n == 0:
+			case f.object && f.n%2 == 1:
+				buf.WriteByte(':')
+			default:
+				buf.WriteByte(',')
+			}
+			f.n++
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			buf.WriteByte(byte(t))
+			stack = append(stack, frame{object: t == '{'})
+		case string:
+			str(t)
+		case json.Number:
+			if s := t.String(); r.Redact(s) != s {
+				str(s)
+			} else {
+				buf.WriteString(s)
+			}
+		case bool:
+			buf.WriteString(strconv.FormatBool(t))
+		case nil:
+			buf.WriteString("null")
+		}
+	}
+	if len(stack) > 0 {
+		return doc, false, false
+	}
+	return buf.Bytes(), found, true
+}
+
+// RedactError returns err itself when its message holds no secret, and
+// otherwise a *ToolError with the redacted message and the code that
+// ErrorResult gives err (so that the sandbox raises the same exception).
+// It returns nil for nil.
+func (r *Redactor) RedactError(err error) error {
+	if r == nil || err == nil {
+		return err
+	}
+	msg := err.Error()
+	red := r.Redact(msg)
+	if red == msg {
+		return err
+	}
+	return &ToolError{Code: ErrorResult(err).Error.Code, Message: red}
+}
+
+// RedactEvents returns an EventSink that redacts the log lines and
+// progress messages it passes on to sink. It returns sink itself when r is
+// nil, and nil when sink is nil.
+func (r *Redactor) RedactEvents(sink EventSink) EventSink {
+	if r == nil || sink == nil {
+		return sink
+	}
+	if rs, ok := sink.(redactingSink); ok && rs.r == r {
+		return sink
+	}
+	return redactingSink{r: r, next: sink}
+}
+
+// redactingSink redacts the log lines and progress messages of a call.
+type redactingSink struct {
+	r    *Redactor
+	next EventSink
+}
+
+func (s redactingSink) Log(line string) { s.next.Log(s.r.Redact(line)) }
+
+func (s redactingSink) Progress(progress, total float64, message string) {
+	s.next.Progress(progress, total, s.r.Redact(message))
+}
+
+// CallTool runs call with req and redacts everything the call shows the
+// sandbox: the log lines and progress messages it reports (call gets a
+// copy of req whose Events redact), the result's Content (RedactJSON) and
+// Error.Message, and the error returned (RedactError). A panic in call is
+// raised again with its value as a redacted string. A bridge's CallTool
+// method wraps its *Bridge with it:
+//
+//	func (b *myBridge) CallTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+//		return b.redactor.CallTool(ctx, req, b.Bridge.CallTool)
+//	}
+//
+// With a nil *Redactor, CallTool is call(ctx, req).
+func (r *Redactor) CallTool(ctx context.Context, req *CallToolRequest,
+	call func(context.Context, *CallToolRequest) (*CallToolResult, error),
+) (*CallToolResult, error) {
+	if r == nil {
+		return call(ctx, req)
+	}
+	if req != nil && req.Events != nil {
+		cp := *req
+		cp.Events = r.RedactEvents(req.Events)
+		req = &cp
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			panic(r.Redact(fmt.Sprint(v)))
+		}
+	}()
+	res, err := call(ctx, req)
+	if res != nil {
+		cp := *res
+		cp.Content = r.RedactJSON(res.Content)
+		if res.Error != nil {
+			cp.Error = &ToolError{Code: res.Error.Code, Message: r.Redact(res.Error.Message)}
+		}
+		res = &cp
+	}
+	return res, r.RedactError(err)
+}
+
+// secretWords are the parts of a name (of a header, query parameter or
+// environment variable) that say its value is a credential.
+var secretWords = []string{"auth", "token", "key", "secret", "session", "cookie", "password", "passwd", "credential", "signature"}
+
+// SecretName reports whether a header, query parameter or environment
+// variable of this name carries a credential: whether the name contains,
+// in any case, one of auth, token, key, secret, session, cookie, password,
+// passwd, credential or signature ("Authorization", "X-Api-Key",
+// "access_token", "GITHUB_TOKEN"). Bridges use it so that they agree on
+// which values they redact.
+func SecretName(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range secretWords {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// HeaderSecrets returns the secrets of a header (or of any name and value
+// that a bridge sends as one): none when SecretName(name) is false;
+// otherwise the value, its part after a scheme ("Bearer ", "Basic "), and
+// for the scheme Basic also the decoded "user:password" and its password.
+// Empty values and repeats are left out.
+func HeaderSecrets(name, value string) []string {
+	if !SecretName(name) {
+		return nil
+	}
+	value = strings.TrimSpace(value)
+	out := []string{value}
+	if scheme, cred, ok := strings.Cut(value, " "); ok {
+		cred = strings.TrimSpace(cred)
+		out = append(out, cred)
+		if strings.EqualFold(scheme, "Basic") {
+			if b, err := base64.StdEncoding.DecodeString(cred); err == nil {
+				_, password, _ := strings.Cut(string(b), ":")
+				out = append(out, string(b), password)
+			}
+		}
+	}
+	return distinct(out)
+}
+
+// URLSecrets returns the secrets of a URL: the password of its userinfo
+// (decoded, and as the URL writes it), the credential that Go's HTTP
+// client sends for the userinfo (base64 of "user:password", the
+// Authorization header's "Basic ..."), and the values (decoded, and as
+// written) of query parameters whose names are SecretName. A URL that does
+// not parse has none. The user name is not taken as a secret. Empty values
+// and repeats are left out.
+func URLSecrets(rawURL string) []string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	if u.User != nil {
+		password, _ := u.User.Password()
+		out = append(out, password, basicAuth(u.User.Username(), password))
+		if _, written, ok := strings.Cut(u.User.String(), ":"); ok {
+			out = append(out, written)
+		}
+		if _, rest, ok := strings.Cut(rawURL, "://"); ok {
+			if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+				rest = rest[:i]
+			}
+			if i := strings.LastIndex(rest, "@"); i >= 0 {
+				if _, written, ok := strings.Cut(rest[:i], ":"); ok {
+					out = append(out, written)
+				}
+			}
+		}
+	}
+	for part := range strings.SplitSeq(u.RawQuery, "&") {
+		k, v, _ := strings.Cut(part, "=")
+		if name, err := url.QueryUnescape(k); err != nil || !SecretName(name) {
+			continue
+		}
+		out = append(out, v)
+		if dv, err := url.QueryUnescape(v); err == nil {
+			out = append(out, dv)
+		}
+	}
+	return distinct(out)
+}
+
+// distinct returns the non-empty values of list, each once, in order; nil
+// if there are none.
+func distinct(list []string) []string {
+	var out []string
+	for _, s := range list {
+		if s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// basicAuth is the credential of HTTP basic authentication, as net/http
+// writes it after "Basic ".
+func basicAuth(user, password string) string {
+	return base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
+}
