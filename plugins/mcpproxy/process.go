@@ -145,8 +145,8 @@ func (p *process) waitExited(d time.Duration) string {
 	select {
 	case <-p.exited:
 		select {
-		case <-p.stderrDone:
-		case <-time.After(100 * time.Millisecond):
+		case <-p.stderrDone: // normally at once: the pipe closes with the process
+		case <-time.After(time.Second): // a child of the server may hold it open
 		}
 	case <-time.After(d):
 	}
