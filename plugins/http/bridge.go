@@ -303,12 +303,12 @@ func (a *api) guard(err error) error {
 	}
 	var te *sdk.ToolError
 	if errors.As(err, &te) {
-		return sdk.Errorf(te.Code, "%s", a.client.redact(te.Message))
+		return sdk.Errorf(te.Code, "%s", a.client.redact.Redact(te.Message))
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return errors.New(a.client.redact(err.Error()))
+	return errors.New(a.client.redact.Redact(err.Error()))
 }
 
 // Interface guards.

@@ -25,7 +25,7 @@ func TestVerbs(t *testing.T) {
 	echoed := func(method, path, body string, headers map[string]any) any {
 		h := map[string]any{
 			"Accept-Encoding": "gzip", "User-Agent": "Go-http-client/1.1",
-			"Authorization": "Bearer " + redacted, "X-Api-Key": redacted, "X-Client": "parselbox-test",
+			"Authorization": "Bearer " + sdk.Redacted, "X-Api-Key": sdk.Redacted, "X-Client": "parselbox-test",
 		}
 		for k, v := range headers {
 			h[k] = v
@@ -197,7 +197,7 @@ func TestRedaction(t *testing.T) {
 	if diff := cmp.Diff(want, c.redactValue(in)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if got := c.redact("dial pass-9d2f41@host"); got != "dial [REDACTED]@host" {
+	if got := c.redact.Redact("dial pass-9d2f41@host"); got != "dial [REDACTED]@host" {
 		t.Errorf("redact: %q", got)
 	}
 }

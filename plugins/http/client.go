@@ -23,9 +23,6 @@ import (
 // maxBody bounds a response body that the bridge returns.
 const maxBody = 32 << 20
 
-// redacted replaces a credential found in what the bridge returns.
-const redacted = "[REDACTED]"
-
 // minSecret is the shortest value that is redacted: replacing shorter ones
 // would garble responses (and such values protect nothing anyway).
 const minSecret = 6
@@ -38,7 +35,7 @@ type client struct {
 	token   string
 	http    *http.Client
 	timeout duration
-	secrets []string
+	redact  *sdk.Redactor // nil when there is nothing to keep out
 }
 
 // response is what a request returns to Python.
@@ -54,7 +51,9 @@ func newClient(base *url.URL, cfg *config) *client {
 	for k, v := range cfg.Headers {
 		c.headers.Set(k, v)
 	}
-	c.secrets = secretsOf(base, c.headers, c.token)
+	if secrets := secretsOf(base, c.headers, c.token); len(secrets) > 0 {
+		c.redact = sdk.NewRedactor(secrets...)
+	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	c.http = &http.Client{
 		Transport: transport,
@@ -81,7 +80,7 @@ func newClient(base *url.URL, cfg *config) *client {
 func secretsOf(base *url.URL, headers http.Header, token string) []string {
 	var s []string
 	add := func(v string) {
-		if len(v) >= minSecret && !slices.Contains(s, v) {
+		if len(v) >= minSecret {
 			s = append(s, v)
 		}
 	}
@@ -101,38 +100,28 @@ func secretsOf(base *url.URL, headers http.Header, token string) []string {
 		add(pw)
 		add(base64.StdEncoding.EncodeToString([]byte(base.User.Username() + ":" + pw)))
 	}
-	// Longest first, so that a secret containing another is replaced whole.
-	slices.SortFunc(s, func(a, b string) int { return len(b) - len(a) })
-	return s
+	return s // sdk.NewRedactor dedupes them and replaces the longest first
 }
 
 // credentialHeader matches the names of headers whose values are secrets.
 var credentialHeader = regexp.MustCompile(`(?i)auth|key|token|secret|session|cookie|passw|signature|credential`)
 
-// redact replaces every credential in s.
-func (c *client) redact(s string) string {
-	for _, secret := range c.secrets {
-		s = strings.ReplaceAll(s, secret, redacted)
-	}
-	return s
-}
-
 // redactValue replaces credentials in the strings (and keys) of a decoded
 // JSON value.
 func (c *client) redactValue(v any) any {
-	if len(c.secrets) == 0 {
+	if c.redact == nil {
 		return v
 	}
 	switch v := v.(type) {
 	case string:
-		return c.redact(v)
+		return c.redact.Redact(v)
 	case []any:
 		for i := range v {
 			v[i] = c.redactValue(v[i])
 		}
 	case map[string]any:
 		for k, x := range v {
-			if rk := c.redact(k); rk != k {
+			if rk := c.redact.Redact(k); rk != k {
 				delete(v, k)
 				k = rk
 			}
@@ -260,7 +249,7 @@ func (c *client) send(ctx context.Context, call *sdk.CallToolRequest, r *http.Re
 		Headers: make(map[string]string, len(resp.Header)),
 	}
 	for k, v := range resp.Header {
-		out.Headers[strings.ToLower(k)] = c.redact(strings.Join(v, ", "))
+		out.Headers[strings.ToLower(k)] = c.redact.Redact(strings.Join(v, ", "))
 	}
 	out.Data = c.redactValue(decodeBody(resp.Header.Get("Content-Type"), body))
 	return out, nil
@@ -276,13 +265,13 @@ func (c *client) failure(ctx, reqCtx context.Context, shown string, u *url.URL, 
 	}
 	var netErr net.Error
 	if errors.As(err, &netErr) && netErr.Timeout() {
-		return sdk.Errorf(sdk.CodeTimeout, "%s: %s", shown, c.redact(netErr.Error()))
+		return sdk.Errorf(sdk.CodeTimeout, "%s: %s", shown, c.redact.Redact(netErr.Error()))
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return sdk.Errorf(sdk.CodeUnavailable, "%s: cannot reach %s: %s", shown, u.Host, c.redact(err.Error()))
+	return sdk.Errorf(sdk.CodeUnavailable, "%s: cannot reach %s: %s", shown, u.Host, c.redact.Redact(err.Error()))
 }
 
 // decodeBody is a response body as Python sees it: parsed JSON for a JSON

@@ -277,7 +277,7 @@ func TestNamingAndStyles(t *testing.T) {
 		"path":  "/api/v3/echo/a,b",
 		"query": jsonValue(t, `{"body": ["q"], "ids": ["1,2"], "filter[age]": ["3"], "filter[name]": ["x"]}`),
 		"body":  "note=hi", "X-Request-Id": "r-1", "Cookie": "session=s-1", "Content-Type": "application/x-www-form-urlencoded",
-		"X-Api-Key": redacted, "Authorization": "Bearer " + redacted,
+		"X-Api-Key": sdk.Redacted, "Authorization": "Bearer " + sdk.Redacted,
 	}
 	if diff := cmp.Diff(wantParts, gotParts); diff != "" {
 		t.Errorf("echoItem request (-want +got):\n%s", diff)
