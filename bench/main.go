@@ -164,7 +164,7 @@ func (b *bench) run(runtimeDir string) error {
 	return nil
 }
 
-func (b *bench) start(ctx context.Context, cold bool) (*sandbox.Sandbox, error) {
+func (b *bench) start(ctx context.Context, cold bool) (*sandbox.Supervisor, error) {
 	ws, err := os.MkdirTemp(b.cacheDir, "ws-")
 	if err != nil {
 		return nil, err

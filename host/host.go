@@ -30,7 +30,7 @@ const MaxMemoryMB = 4096
 type Sandbox struct {
 	cfg     Config
 	log     hclog.Logger
-	sb      *sandbox.Sandbox
+	sb      *sandbox.Supervisor
 	router  *router.Router
 	files   fsMap
 	tempDir string // removed on Close; holds the workspace unless OutputDir is set

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/parselbox/parselbox/sdk/procgroup"
 )
 
 // Handler serves the sandbox's requests to the host: tool calls and the
@@ -39,6 +40,7 @@ const (
 type process struct {
 	log     hclog.Logger
 	cmd     *exec.Cmd
+	group   *procgroup.Process
 	handler Handler
 
 	writeMu sync.Mutex
@@ -73,10 +75,6 @@ func spawn(spec spawnSpec) (*process, error) {
 	cmd := exec.Command(spec.args[0], spec.args[1:]...)
 	cmd.Env = spec.env
 	cmd.Dir = spec.dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Setpgid:   true,            // its own group: a kill reaches every thread and child
-		Pdeathsig: syscall.SIGKILL, // and it dies with the host
-	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -103,11 +101,12 @@ func spawn(spec spawnSpec) (*process, error) {
 		exited:  make(chan struct{}),
 		stderr:  newTailBuffer(16 << 10),
 	}
-	if err := cmd.Start(); err != nil {
+	// Its own process group, killed with the host (procgroup).
+	if p.group, err = procgroup.Start(cmd); err != nil {
 		cancel()
 		return nil, fmt.Errorf("starting deno: %w", err)
 	}
-	p.log = p.log.With("pid", cmd.Process.Pid)
+	p.log = p.log.With("pid", p.group.Pid())
 
 	stderrDone := make(chan struct{})
 	go func() {
@@ -117,7 +116,7 @@ func spawn(spec spawnSpec) (*process, error) {
 	go func() {
 		p.readStdout(stdout)
 		<-stderrDone
-		err := cmd.Wait()
+		err := p.group.Wait()
 		p.mu.Lock()
 		p.exitErr = err
 		pending := p.pending
@@ -138,7 +137,7 @@ func spawn(spec spawnSpec) (*process, error) {
 	return p, nil
 }
 
-func (p *process) pid() int { return p.cmd.Process.Pid }
+func (p *process) pid() int { return p.group.Pid() }
 
 // waitReady waits for the ready notification.
 func (p *process) waitReady(ctx context.Context) (ReadyInfo, error) {
@@ -180,18 +179,15 @@ func (p *process) isExited() bool {
 	}
 }
 
-// kill ends the process group at once, remembering why. Once the process
-// is reaped its id may be reused, so an exited process is left alone (its
-// group is empty: Deno runs with --deny-run).
+// kill ends the process group at once, remembering why. (procgroup leaves
+// a reaped group alone: its id may have been reused.)
 func (p *process) kill(reason string) {
 	p.mu.Lock()
 	if p.killReason == "" {
 		p.killReason = reason
 	}
 	p.mu.Unlock()
-	if !p.isExited() {
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	}
+	p.group.Kill()
 }
 
 func (p *process) reason() string {
@@ -200,24 +196,25 @@ func (p *process) reason() string {
 	return p.killReason
 }
 
-// stop ends the process: EOF on stdin first (the runner exits), then SIGKILL
-// after grace.
+// stop ends the process: EOF on stdin first (the runner exits), then
+// SIGTERM, then SIGKILL, grace apart; it returns once the process is reaped.
 func (p *process) stop(grace time.Duration) {
 	p.mu.Lock()
 	if p.killReason == "" {
 		p.killReason = killClose
 	}
 	p.mu.Unlock()
-	p.writeMu.Lock()
-	_ = p.stdin.Close()
-	p.writeMu.Unlock()
-	select {
-	case <-p.exited:
-	case <-time.After(grace):
-		p.kill(killClose)
-		<-p.exited
-	}
+	p.group.Stop(closerFunc(func() error {
+		p.writeMu.Lock() // not in the middle of a line
+		defer p.writeMu.Unlock()
+		return p.stdin.Close()
+	}), grace)
+	<-p.exited
 }
+
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
 
 func (p *process) send(m *message) error {
 	b, err := json.Marshal(m)

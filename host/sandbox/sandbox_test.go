@@ -16,7 +16,7 @@ import (
 )
 
 // start boots a sandbox for t with the shared cache; opts may adjust options.
-func start(t *testing.T, opts sandbox.Options) *sandbox.Sandbox {
+func start(t *testing.T, opts sandbox.Options) *sandbox.Supervisor {
 	t.Helper()
 	opts.Runtime = testenv.Runtime(t)
 	if opts.CacheDir == "" {
@@ -37,12 +37,12 @@ func start(t *testing.T, opts sandbox.Options) *sandbox.Sandbox {
 }
 
 // run executes code and fails the test on a host error.
-func run(t *testing.T, sb *sandbox.Sandbox, code string) *sandbox.Result {
+func run(t *testing.T, sb *sandbox.Supervisor, code string) *sandbox.Result {
 	t.Helper()
 	return runTimeout(t, sb, code, time.Minute)
 }
 
-func runTimeout(t *testing.T, sb *sandbox.Sandbox, code string, timeout time.Duration) *sandbox.Result {
+func runTimeout(t *testing.T, sb *sandbox.Supervisor, code string, timeout time.Duration) *sandbox.Result {
 	t.Helper()
 	r, err := sb.Exec(t.Context(), code, timeout)
 	if err != nil {

@@ -53,6 +53,9 @@ type Options struct {
 	// Grace is how long an interrupted execution has to stop before the
 	// process is killed and restarted. Zero means 5 s.
 	Grace time.Duration
+	// StopGrace is how long Close waits at each step of stopping the
+	// process (EOF on stdin, then SIGTERM, then SIGKILL). Zero means 1 s.
+	StopGrace time.Duration
 	// BootTimeout bounds a start. Zero means 60 s.
 	BootTimeout time.Duration
 	// NoSnapshot boots cold, without the memory snapshot (for measurements).
@@ -68,11 +71,13 @@ type Mount struct {
 	ReadOnly bool
 }
 
-// Sandbox is a supervised Python interpreter in a Deno process. Its methods
-// are safe for concurrent use; executions run one at a time. If the process
-// dies or must be killed, the sandbox restarts it: Python state is lost,
-// files on disk are not.
-type Sandbox struct {
+// Supervisor is the process supervisor of one sandbox: it runs a Python
+// interpreter in a Deno process, speaks the protocol with it, and restarts
+// it when it dies or must be killed (Python state is lost, files on disk are
+// not). Its methods are safe for concurrent use; executions run one at a
+// time. The host's Sandbox (package host) wraps it with the workspace and
+// the tools.
+type Supervisor struct {
 	opts      Options
 	log       hclog.Logger
 	runnerDir string
@@ -90,7 +95,7 @@ type Sandbox struct {
 }
 
 // Start boots a sandbox and waits until it is ready.
-func Start(ctx context.Context, opts Options) (*Sandbox, error) {
+func Start(ctx context.Context, opts Options) (*Supervisor, error) {
 	if opts.Runtime == nil {
 		return nil, errors.New("sandbox: no runtime")
 	}
@@ -105,6 +110,9 @@ func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 	}
 	if opts.Grace <= 0 {
 		opts.Grace = 5 * time.Second
+	}
+	if opts.StopGrace <= 0 {
+		opts.StopGrace = time.Second
 	}
 	if opts.BootTimeout <= 0 {
 		opts.BootTimeout = 60 * time.Second
@@ -128,7 +136,7 @@ func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	s := &Sandbox{opts: opts, log: log.Named("sandbox")}
+	s := &Supervisor{opts: opts, log: log.Named("sandbox")}
 	var err error
 	if s.runnerDir, err = installRunner(opts.CacheDir, opts.Runtime); err != nil {
 		return nil, err
@@ -160,7 +168,7 @@ func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 }
 
 // boot starts one process and waits until it is ready.
-func (s *Sandbox) boot(ctx context.Context) (*process, ReadyInfo, error) {
+func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 	o := s.opts
 	perms := permissions{
 		read:     []string{s.runnerDir, o.Workspace},
@@ -216,7 +224,7 @@ func (s *Sandbox) boot(ctx context.Context) (*process, ReadyInfo, error) {
 
 // watch polices a process's memory and restarts the sandbox when the
 // process ends unexpectedly, so that the next execution finds it ready.
-func (s *Sandbox) watch(p *process) {
+func (s *Supervisor) watch(p *process) {
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -242,7 +250,7 @@ func (s *Sandbox) watch(p *process) {
 
 // startLocked begins a (re)start in the background unless one is running.
 // s.mu must be held.
-func (s *Sandbox) startLocked() {
+func (s *Supervisor) startLocked() {
 	if s.starting != nil {
 		return
 	}
@@ -272,7 +280,7 @@ func (s *Sandbox) startLocked() {
 }
 
 // current returns the running process, waiting for a (re)start if needed.
-func (s *Sandbox) current(ctx context.Context) (*process, error) {
+func (s *Supervisor) current(ctx context.Context) (*process, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	retried := false
@@ -308,7 +316,7 @@ func (s *Sandbox) current(ctx context.Context) (*process, error) {
 // the result says that state was lost. The error return is for failures of
 // the host (closed, cannot restart), never for the code's own errors, which
 // are in Result.Error. Cancelling ctx interrupts the execution the same way.
-func (s *Sandbox) Exec(ctx context.Context, code string, timeout time.Duration) (*Result, error) {
+func (s *Supervisor) Exec(ctx context.Context, code string, timeout time.Duration) (*Result, error) {
 	s.execMu.Lock()
 	defer s.execMu.Unlock()
 	p, err := s.current(ctx)
@@ -367,7 +375,7 @@ func (s *Sandbox) Exec(ctx context.Context, code string, timeout time.Duration) 
 }
 
 // lost is the result of an execution whose process died under it.
-func (s *Sandbox) lost(p *process, timeout time.Duration) *Result {
+func (s *Supervisor) lost(p *process, timeout time.Duration) *Result {
 	<-p.exited
 	var e Error
 	switch p.reason() {
@@ -394,7 +402,7 @@ func fmtSeconds(d time.Duration) string {
 }
 
 // Interrupt raises KeyboardInterrupt in the running execution, if any.
-func (s *Sandbox) Interrupt() {
+func (s *Supervisor) Interrupt() {
 	s.mu.Lock()
 	p := s.proc
 	s.mu.Unlock()
@@ -416,7 +424,7 @@ type Info struct {
 }
 
 // Info asks the sandbox about itself.
-func (s *Sandbox) Info(ctx context.Context) (*Info, error) {
+func (s *Supervisor) Info(ctx context.Context) (*Info, error) {
 	p, err := s.current(ctx)
 	if err != nil {
 		return nil, err
@@ -438,14 +446,14 @@ func (s *Sandbox) Info(ctx context.Context) (*Info, error) {
 }
 
 // Ready returns what the current process reported when it booted.
-func (s *Sandbox) Ready() ReadyInfo {
+func (s *Supervisor) Ready() ReadyInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.ready
 }
 
 // PID returns the process id of the Deno process (0 if none is running).
-func (s *Sandbox) PID() int {
+func (s *Supervisor) PID() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.proc == nil {
@@ -454,9 +462,9 @@ func (s *Sandbox) PID() int {
 	return s.proc.pid()
 }
 
-// Close stops the sandbox: the process gets EOF on stdin and is killed if it
-// has not exited within a second.
-func (s *Sandbox) Close() error {
+// Close stops the sandbox: the process gets EOF on stdin, then SIGTERM, then
+// SIGKILL, StopGrace apart.
+func (s *Supervisor) Close() error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -472,7 +480,7 @@ func (s *Sandbox) Close() error {
 	p := s.proc
 	s.mu.Unlock()
 	if p != nil {
-		p.stop(time.Second)
+		p.stop(s.opts.StopGrace)
 	}
 	return nil
 }
