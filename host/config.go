@@ -8,8 +8,11 @@ import (
 
 // Defaults for the zero values of Config.
 const (
-	DefaultMemoryMB = 2048
-	DefaultTimeout  = 60 * time.Second
+	DefaultMemoryMB         = 2048
+	DefaultTimeout          = 60 * time.Second
+	DefaultWorkspaceQuotaMB = 1024
+	DefaultMaxMessageSizeMB = 64
+	DefaultMaxResultSizeMB  = 64
 )
 
 // Config says what a sandbox may do and which bridges it reaches. The file
@@ -44,6 +47,20 @@ type Config struct {
 	Memory int `koanf:"memory"`
 	// Timeout bounds one execution.
 	Timeout time.Duration `koanf:"timeout"`
+	// WorkspaceQuota caps, in MB, what the sandbox may store in /workspace,
+	// /files and the rw mounts, counted from what they hold at start: a
+	// write past it fails in Python with OSError (ENOSPC, "quota exceeded")
+	// and writes nothing. Zero means DefaultWorkspaceQuotaMB.
+	WorkspaceQuota int `koanf:"workspace_quota"`
+	// MaxMessageSize caps, in MB, one message between the host and the
+	// sandbox: a tool call's arguments, a tool's result. Over it, the call
+	// fails in Python with an error naming this option. Zero means
+	// DefaultMaxMessageSizeMB.
+	MaxMessageSize int `koanf:"max_message_size"`
+	// MaxResultSize caps, in MB, one execution's result (its output with
+	// stdout and stderr): a larger one fails the execution with an error
+	// naming this option. Zero means DefaultMaxResultSizeMB.
+	MaxResultSize int `koanf:"max_result_size"`
 	// Env is the sandbox's whole environment (os.environ in Python); the
 	// host's own environment is never passed.
 	Env map[string]string `koanf:"env"`

@@ -107,6 +107,26 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 	case cfg.Timeout > 0:
 		s.timeout = cfg.Timeout
 	}
+	// Between executions, a callback may block the sandbox as long as an
+	// execution may run.
+	opts.IdleTimeout = s.timeout
+	for _, l := range []struct {
+		key     string
+		mb, def int
+		bytes   *int64
+	}{
+		{"workspace_quota", cfg.WorkspaceQuota, DefaultWorkspaceQuotaMB, &opts.WorkspaceQuota},
+		{"max_message_size", cfg.MaxMessageSize, DefaultMaxMessageSizeMB, &opts.MaxMessageBytes},
+		{"max_result_size", cfg.MaxResultSize, DefaultMaxResultSizeMB, &opts.MaxResultBytes},
+	} {
+		if l.mb < 0 {
+			return opts, configErrorf("%s: must be a whole number of MB, 0 (the default) or more, got %d", l.key, l.mb)
+		}
+		if l.mb == 0 {
+			l.mb = l.def
+		}
+		*l.bytes = int64(l.mb) << 20
+	}
 	for _, hp := range cfg.AllowNet {
 		if err := checkHostPort(hp); err != nil {
 			return opts, configErrorf("allow_net: %w", err)

@@ -25,6 +25,9 @@ type sandboxFlags struct {
 	allowNet   listFlag
 	memory     int
 	timeout    int
+	quota      int
+	maxMessage int
+	maxResult  int
 	env        listFlag
 	pluginDirs listFlag
 	mcp        string
@@ -43,6 +46,9 @@ func newSandboxFlags(fs *flag.FlagSet) *sandboxFlags {
 	fs.Var(&f.allowNet, "allow-net", "let the sandbox reach `HOST:PORT` (repeatable)")
 	fs.IntVar(&f.memory, "memory", host.DefaultMemoryMB, "memory limit of the Python heap, in `MB`")
 	fs.IntVar(&f.timeout, "timeout", int(host.DefaultTimeout/time.Second), "timeout of one execution in `seconds` (0: none)")
+	fs.IntVar(&f.quota, "workspace-quota", host.DefaultWorkspaceQuotaMB, "most the sandbox may store in /workspace, /files and rw mounts, in `MB`")
+	fs.IntVar(&f.maxMessage, "max-message-size", host.DefaultMaxMessageSizeMB, "largest message between host and sandbox (tool arguments, tool results), in `MB`")
+	fs.IntVar(&f.maxResult, "max-result-size", host.DefaultMaxResultSizeMB, "largest result of one execution, in `MB`")
 	fs.Var(&f.env, "env", "set `KEY=VALUE` in the sandbox's environment (repeatable)")
 	fs.Var(&f.pluginDirs, "plugin-dir", "search `dir` for parselbox-bridge-* plugins (repeatable)")
 	fs.StringVar(&f.mcp, "mcp", "", "MCP servers from an mcp.json `file` ({\"mcpServers\": {...}}): each becomes a namespace")
@@ -116,6 +122,12 @@ func (f *sandboxFlags) load() (*config.File, error) {
 			default:
 				cfg.Timeout = time.Duration(f.timeout) * time.Second
 			}
+		case "workspace-quota":
+			err = positiveMB(fl.Name, f.quota, &cfg.WorkspaceQuota)
+		case "max-message-size":
+			err = positiveMB(fl.Name, f.maxMessage, &cfg.MaxMessageSize)
+		case "max-result-size":
+			err = positiveMB(fl.Name, f.maxResult, &cfg.MaxResultSize)
 		case "env":
 			for _, kv := range f.env {
 				k, v, ok := strings.Cut(kv, "=")
@@ -143,6 +155,15 @@ func (f *sandboxFlags) load() (*config.File, error) {
 		return nil, usageError{err}
 	}
 	return file, nil
+}
+
+// positiveMB sets *dst to the value of flag name, which must be positive.
+func positiveMB(name string, v int, dst *int) error {
+	if v <= 0 {
+		return fmt.Errorf("--%s: must be a positive number of MB, got %d", name, v)
+	}
+	*dst = v
+	return nil
 }
 
 // parseMount parses SRC:DST[:ro|rw]; DST defaults to the base name of SRC.

@@ -49,6 +49,11 @@ func (d *decoder) config(n *node) map[string]any {
 		"mcp":         d.path,
 		"mcp_server":  d.entries(d.mcpServer),
 		"server":      d.server,
+
+		// Limits of the sandbox, in MB.
+		"workspace_quota":  d.count,
+		"max_message_size": d.count,
+		"max_result_size":  d.count,
 	})
 	return m
 }

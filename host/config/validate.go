@@ -65,6 +65,14 @@ func check(c *host.Config, lines map[string]int) errorList {
 	if c.Memory < 0 || c.Memory > host.MaxMemoryMB {
 		bad("memory", "must be from 1 to %d MB (the 32-bit WebAssembly limit), got %d", host.MaxMemoryMB, c.Memory)
 	}
+	for _, l := range []struct {
+		key string
+		mb  int
+	}{{"workspace_quota", c.WorkspaceQuota}, {"max_message_size", c.MaxMessageSize}, {"max_result_size", c.MaxResultSize}} {
+		if l.mb < 0 {
+			bad(l.key, "must be a whole number of MB, 0 (the default) or more, got %d", l.mb)
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(c.Env)) {
 		if err := checkEnvName(name); err != nil {
 			bad(entry("env", name), "%v", err)
