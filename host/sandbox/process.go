@@ -64,6 +64,8 @@ type process struct {
 	killReason string
 	killDetail string // what the sandbox said about a fatal error or a runaway
 
+	reported bool // an execution reported its end (guarded by Supervisor.mu)
+
 	ctx    context.Context // cancelled when the process has exited
 	cancel context.CancelFunc
 

@@ -265,7 +265,9 @@ func newLineReader(r io.Reader, max int64) *lineReader {
 }
 
 // next returns the next line without its newline. A line over the limit
-// is read to its end and dropped: next returns errTooLong and its size.
+// is read to its end and dropped: next returns errTooLong and its size. At
+// the end of the input, it returns what follows the last newline with the
+// error.
 func (l *lineReader) next() ([]byte, int64, error) {
 	var (
 		parts [][]byte
@@ -286,22 +288,21 @@ func (l *lineReader) next() ([]byte, int64, error) {
 			parts = append(parts, bytes.Clone(frag))
 		}
 		switch {
-		case last && skip:
-			return nil, size, errTooLong
-		case last:
-			if len(parts) == 1 {
-				return parts[0], size, nil
-			}
-			line := make([]byte, 0, size)
-			for _, p := range parts {
-				line = append(line, p...)
-			}
-			return line, size, nil
 		case err == bufio.ErrBufferFull:
 			continue
-		default:
+		case skip:
+			if err == nil {
+				err = errTooLong
+			}
 			return nil, size, err
+		case len(parts) == 1:
+			return parts[0], size, err
 		}
+		line := make([]byte, 0, size)
+		for _, p := range parts {
+			line = append(line, p...)
+		}
+		return line, size, err
 	}
 }
 

@@ -106,6 +106,15 @@ func TestExecResult(t *testing.T) {
 	}
 	// shadowed builtins above must not leak into later executions' results
 	run(t, sb, "del str, repr, isinstance")
+
+	// Exactly, as JSON text: a big int, and a JS object with no Python form.
+	if r := run(t, sb, "2**64 + 1"); string(r.Output) != "18446744073709551617" {
+		t.Errorf("big int: %s", r.Output)
+	}
+	r := run(t, sb, "import js\nfrom pyodide.ffi import create_proxy\njs.setTimeout(create_proxy(lambda: None), 10**6)")
+	if v, ok := output(t, r).(map[string]any); !ok || v["type"] != "not_serializable" {
+		t.Errorf("a JS timer object: %s", r.Output)
+	}
 }
 
 func TestExecStateAndStreams(t *testing.T) {

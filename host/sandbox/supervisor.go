@@ -311,7 +311,7 @@ func (s *Supervisor) watch(p *process) {
 			if reason, detail := p.reason(); reason != killClose {
 				s.log.Warn("sandbox process ended; restarting", "status", p.exitStatus(), "reason", reason)
 				s.mu.Lock()
-				if s.running != p {
+				if s.running != p && !p.reported {
 					// No execution saw it: the next one is told, once.
 					s.note = s.idleNote(p, reason, detail)
 				}
@@ -474,6 +474,9 @@ func (s *Supervisor) execOn(ctx context.Context, p *process, code string, timeou
 			if !ok {
 				<-p.exited
 				if reason, _ := p.reason(); reason == killRunaway {
+					s.mu.Lock()
+					p.reported = true // Exec tells the next attempt
+					s.mu.Unlock()
 					return nil, errNotStarted
 				}
 				return s.lost(p, timeout), nil
@@ -548,6 +551,9 @@ func (s *Supervisor) hostPath(p string) (string, bool) {
 // lost is the result of an execution whose process died under it.
 func (s *Supervisor) lost(p *process, timeout time.Duration) *Result {
 	<-p.exited
+	s.mu.Lock()
+	p.reported = true // this result tells; the next execution need not
+	s.mu.Unlock()
 	var e Error
 	reason, detail := p.reason()
 	switch reason {
@@ -627,8 +633,12 @@ type Info struct {
 	RSSMB           int    `json:"rss_mb"`
 	// QuotaUsedBytes is what the writable directories hold, as the quota counts it.
 	QuotaUsedBytes int64 `json:"quota_used_bytes"`
-	Restarts       int   `json:"restarts"`
-	Snapshot       bool  `json:"snapshot"`
+	// RuntimeReadable reports that the sandbox could still read a file of
+	// the runtime (the runner, the snapshot, Pyodide's data): false once
+	// booted, unless a mount holds the runtime.
+	RuntimeReadable bool `json:"runtime_readable"`
+	Restarts        int  `json:"restarts"`
+	Snapshot        bool `json:"snapshot"`
 }
 
 // Info asks the sandbox about itself.

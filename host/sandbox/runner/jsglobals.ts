@@ -48,12 +48,24 @@ export function guestFetch(input: Any, init?: Any): Promise<Response> {
 /** Timers set by the guest, by id. */
 const timers = new Set<number>();
 
+let timerError: (e: unknown) => void = () => {};
+
+/** Sets what happens to an error that a guest timer's callback throws (an
+ * interrupt that landed in it, typically); it is not thrown further. */
+export function onTimerError(f: (e: unknown) => void): void {
+  timerError = f;
+}
+
 function guestTimer(real: (f: Any, ms?: number, ...a: Any[]) => number, repeat: boolean) {
   return (f: Any, ms?: number, ...args: Any[]) => {
     if (typeof f !== "function") throw new TypeError("the callback must be a function");
     const id: number = real(function (this: unknown, ...a: Any[]) {
       if (!repeat) timers.delete(id);
-      return f.apply(this, a);
+      try {
+        return f.apply(this, a);
+      } catch (e) {
+        timerError(e);
+      }
     }, ms, ...args);
     timers.add(id);
     return id;

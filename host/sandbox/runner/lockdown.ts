@@ -11,7 +11,8 @@
 //   - Pyodide's ways to reach the host file system without HostFS (NODEFS,
 //     mountNodeFS, loading packages from paths or URLs) are gone; FS.mount
 //     takes MEMFS only. Packages are the host's job.
-//   - Pyodide's configuration holds no host path.
+//   - Pyodide's configuration holds no host path (nor the snapshot's bytes,
+//     which it would keep in memory for nothing).
 
 import { channel } from "./channel.ts";
 import type { HostFS } from "./hostfs.ts";
@@ -90,6 +91,8 @@ function closeFileSystems(py: Any): void {
 function scrubConfig(py: Any, p: RuntimePaths): void {
   const config = py._api?.config;
   if (!config) return;
+  // The snapshot's bytes (~30 MB), kept by Pyodide after the restore.
+  delete config._loadSnapshot;
   for (const key of Object.keys(config)) {
     const v = config[key];
     if (typeof v === "string" && (v.includes(p.pyodideDir) || v.includes(p.runnerDir) || v.startsWith("file:"))) {
@@ -98,9 +101,19 @@ function scrubConfig(py: Any, p: RuntimePaths): void {
   }
 }
 
-function revoke(fs: HostFS, p: RuntimePaths): void {
+function runtimePaths(p: RuntimePaths): string[] {
   const paths = [p.runnerDir, ...p.pyodideFiles];
   if (p.snapshot) paths.push(p.snapshot);
+  return paths;
+}
+
+/** The runtime's files that Deno would still let the sandbox read. */
+export function readableRuntime(p: RuntimePaths): string[] {
+  return runtimePaths(p).filter((path) => Deno.permissions.querySync({ name: "read", path }).state === "granted");
+}
+
+function revoke(fs: HostFS, p: RuntimePaths): void {
+  const paths = runtimePaths(p);
   const within = (a: string, b: string) => a === b || a.startsWith(b + "/");
   for (const path of paths) {
     const root = fs.roots.find((r) => within(path, r.dir) || within(r.dir, path));

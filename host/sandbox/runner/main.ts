@@ -141,8 +141,16 @@ py.setStdout({ write: (b: Uint8Array) => stdout.write(b) });
 py.setStderr({ write: (b: Uint8Array) => stderr.write(b) });
 py.setInterruptBuffer(watchdog.signal);
 
+const paths = {
+  runnerDir: new URL(".", import.meta.url).pathname.replace(/\/$/, ""),
+  pyodideDir: init.indexURL.replace(/\/$/, ""),
+  snapshot: init.snapshot,
+  pyodideFiles: init.paths?.pyodide_files ?? [],
+  cacheDir: init.paths?.cache_dir,
+};
 const rt: Runtime = {
   py,
+  paths,
   pbx: py.pyimport("_parselbox"),
   channel,
   fs,
@@ -170,13 +178,7 @@ for (const f of registered()) await f.install(rt);
 // The Python side, with the host's configuration.
 rt.pbx.configure(toPython(py, { env: init.env ?? {}, globals: init.globals ?? {}, namespaces: init.namespaces ?? [] })[0]);
 
-lockdown(py, fs, {
-  runnerDir: new URL(".", import.meta.url).pathname.replace(/\/$/, ""),
-  pyodideDir: init.indexURL.replace(/\/$/, ""),
-  snapshot: init.snapshot,
-  pyodideFiles: init.paths?.pyodide_files ?? [],
-  cacheDir: init.paths?.cache_dir,
-});
+lockdown(py, fs, paths);
 
 try {
   channel.notify("ready", {
@@ -189,5 +191,6 @@ try {
   if (!(e instanceof MessageTooLarge)) throw e;
 }
 channel.serve();
+watchdog.booted();
 booted = true;
 if (stdinClosed) Deno.exit(0);

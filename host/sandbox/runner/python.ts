@@ -3,6 +3,7 @@
 // is taken, so it must hold no JS object; JS helpers are registered after
 // every start (features).
 
+import { Buffer } from "node:buffer";
 import { createPyodideModule, loadPyodide } from "./deps.ts";
 import { jsglobals } from "./jsglobals.ts";
 
@@ -31,7 +32,10 @@ export async function loadPython(o: BootOptions): Promise<Any> {
     ...(o.make ? { _makeSnapshot: true } : {}),
     ...(snapshot ? { _loadSnapshot: snapshot } : {}),
   });
-  if (o.make || !snapshot) installPackage(py);
+  if (o.make || !snapshot) {
+    installPackage(py);
+    quotaMessage(py);
+  }
   if (o.make) {
     const snap: Uint8Array = py.makeMemorySnapshot();
     Deno.writeFileSync(o.snapshot!, snap);
@@ -55,4 +59,23 @@ function installPackage(py: Any): void {
   py.runPython(
     `import sys\nsys.path.insert(0, ${JSON.stringify(PACKAGE_DIR)})\nimport _parselbox\n_parselbox.prepare()\n`,
   );
+}
+
+// quotaMessage makes ENOSPC read "Disk quota exceeded" in Python
+// (os.strerror, OSError): in the sandbox a write fails with ENOSPC when it
+// would pass the workspace quota (hostfs.ts), and Python's message comes
+// from the C library's table, which is in the interpreter's memory (and so
+// in the snapshot). The new text is not longer than the old.
+function quotaMessage(py: Any): void {
+  const heap: Uint8Array = py._module.HEAPU8;
+  const enc = new TextEncoder();
+  const old = enc.encode("\0No space left on device\0");
+  const text = enc.encode("Disk quota exceeded");
+  const buf = Buffer.from(heap.buffer, heap.byteOffset, heap.length);
+  const at = buf.indexOf(old);
+  if (at < 0 || buf.indexOf(old, at + 1) >= 0) {
+    throw new Error("ENOSPC's message is not where it was expected in the C library's table");
+  }
+  heap.set(text, at + 1);
+  heap.fill(0, at + 1 + text.length, at + old.length - 1);
 }

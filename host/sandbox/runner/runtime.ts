@@ -12,6 +12,7 @@
 
 import type { Channel } from "./channel.ts";
 import type { HostFS } from "./hostfs.ts";
+import type { RuntimePaths } from "./lockdown.ts";
 import type { Watchdog } from "./watchdog.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -82,8 +83,10 @@ export interface Runtime {
   hooks: Hooks;
   /** The id of the execution running, or null. */
   current: number | null;
-  /** Settles (never rejects) if the interpreter fails fatally. */
+  /** Rejects if the interpreter fails fatally. */
   fatal: Promise<never>;
+  /** The runtime's own files (revoked once booted). */
+  paths: RuntimePaths;
 }
 
 export interface Feature {

@@ -20,11 +20,12 @@
 import { channel, LOCK } from "./channel.ts";
 
 // Slots of the control array (Int32).
-export const STATE = 0; // IDLE, EXEC or CONDEMNED
+export const STATE = 0; // BOOTING, IDLE, EXEC or CONDEMNED
 export const TICK = 1; // the main thread's heartbeat counter
 export const REASON = 2; // why the interrupt byte was set (see below)
 // LOCK = 3 is the stdout lock (channel.ts)
-export const IDLE = 0, EXEC = 1, CONDEMNED = 2;
+export const IDLE_EPOCH = 4; // counts the interrupts of blocked callbacks
+export const IDLE = 0, EXEC = 1, CONDEMNED = 2, BOOTING = 3;
 // Reasons.
 export const TIMEOUT = 1, REQUESTED = 2, IDLE_LIMIT = 3;
 // Slots of the big array (BigInt64): the running execution's request id,
@@ -50,6 +51,7 @@ export class Watchdog {
 
   /** Starts the worker; resolves when it listens on the interrupt pipe. */
   start(opts: { interruptPipe?: string; graceMs: number; idleLimitMs: number }, events: WatchdogEvents): Promise<void> {
+    Atomics.store(this.ctl, STATE, BOOTING); // nothing to police until booted
     channel.shareLock(this.ctl);
     const w = new Worker(new URL("./watchdog_worker.ts", import.meta.url), { type: "module" });
     this.worker = w;
@@ -70,6 +72,12 @@ export class Watchdog {
       };
       w.postMessage({ ctl: this.ctl, big: this.big, signal: this.signal, ...opts });
     });
+  }
+
+  /** Marks the end of the boot: from now on the limits apply. */
+  booted(): void {
+    Atomics.add(this.ctl, TICK, 1);
+    Atomics.compareExchange(this.ctl, STATE, BOOTING, IDLE);
   }
 
   /** Marks the start of execution `id`; false if the worker condemned the
@@ -96,6 +104,16 @@ export class Watchdog {
   raise(reason: number): void {
     Atomics.store(this.ctl, REASON, reason);
     Atomics.store(this.signal, 0, 2);
+  }
+
+  /** Counts the interrupts of callbacks that blocked between executions. */
+  idleEpoch(): number {
+    return Atomics.load(this.ctl, IDLE_EPOCH);
+  }
+
+  /** The event loop runs again (the heartbeat, sooner). */
+  beat(): void {
+    Atomics.add(this.ctl, TICK, 1);
   }
 
   /** Why the interrupt byte was last set (0: it was not). */

@@ -4,8 +4,8 @@
 
 /// <reference lib="deno.worker" />
 
-const STATE = 0, TICK = 1, REASON = 2, LOCK = 3;
-const IDLE = 0, EXEC = 1, CONDEMNED = 2;
+const STATE = 0, TICK = 1, REASON = 2, LOCK = 3, IDLE_EPOCH = 4;
+const IDLE = 0, EXEC = 1, CONDEMNED = 2, BOOTING = 3;
 const TIMEOUT = 1, REQUESTED = 2, IDLE_LIMIT = 3;
 const RUN_ID = 0, PENDING_ID = 1, DEADLINE = 2;
 
@@ -43,7 +43,7 @@ function report(method: string, params: object): void {
 }
 
 // What the periodic check remembers.
-let lastState = IDLE;
+let lastState = BOOTING;
 let lastTick = 0;
 let lastTickAt = Date.now();
 let interruptedAt = 0; // when this thread set the byte for the current phase
@@ -84,6 +84,7 @@ function check(): void {
   } else if (state === IDLE) {
     const blocked = now - lastTickAt;
     if (interruptedAt === 0 && blocked > idleLimitMs) {
+      Atomics.add(ctl, IDLE_EPOCH, 1);
       raise(IDLE_LIMIT);
       interruptedAt = now;
       self.postMessage({ idle: true });

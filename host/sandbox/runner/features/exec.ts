@@ -8,7 +8,7 @@
 import { NO_REPLY } from "../channel.ts";
 import { register, Runtime } from "../runtime.ts";
 import { IDLE_LIMIT, TIMEOUT } from "../watchdog.ts";
-import { clearGuestTimers } from "../jsglobals.ts";
+import { clearGuestTimers, onTimerError } from "../jsglobals.ts";
 
 // deno-lint-ignore no-explicit-any
 type Any = any;
@@ -57,20 +57,40 @@ register({
       }
       return 1;
     });
-    rt.hooks.idleInterrupt.push(() => {
+    // A callback that blocked the loop between executions was interrupted:
+    // cancel everything the guest left running (once per interrupt, however
+    // it is learnt: from the watchdog, a timer's callback, asyncio's loop)
+    // before any of it runs again.
+    let handledEpoch = 0;
+    const idleInterrupted = () => {
+      const epoch = rt.watchdog.idleEpoch();
+      if (epoch === handledEpoch || rt.current !== null) return 0;
+      handledEpoch = epoch;
+      rt.watchdog.signal[0] = 0;
       let n = clearGuestTimers();
       try {
         n += cancelBackground();
       } catch (e) {
         rt.channel.log("warn", `cancelling background work: ${String(e)}`);
       }
+      rt.watchdog.beat();
       rt.stderr.note(
         `[parselbox] a callback left by an earlier execution blocked the sandbox for more than ` +
           `${rt.limits.idleLimitMs / 1000}s between executions: it was interrupted, and the ` +
           `${n} task(s), callback(s) and timer(s) left running were cancelled (tool tasks keep running).`,
       );
       return n;
+    };
+    rt.hooks.idleInterrupt.push(idleInterrupted);
+    // An interrupt that lands in a guest timer's callback: between
+    // executions, the blocked callback's; during one, the execution's.
+    onTimerError((e) => {
+      if ((e as Any)?.type !== "KeyboardInterrupt") {
+        rt.channel.log("debug", `a timer's callback failed: ${String((e as Any)?.message ?? e).slice(0, 300)}`);
+      } else if (rt.current === null) idleInterrupted();
+      else cancelTask();
     });
+    rt.py.registerJsModule("_pbx_exec", { idle_interrupted: idleInterrupted });
 
     const execOne = async (id: number, params: Any) => {
       const code = String(params?.code ?? "");

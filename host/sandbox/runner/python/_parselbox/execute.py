@@ -114,9 +114,14 @@ def prepare():
 
 def _on_keyboard_interrupt():
     # A KeyboardInterrupt that lands in a callback rather than in the code:
-    # during an execution, it is the execution's; between executions the
-    # watchdog reports it (cancel_background).
-    interrupt()
+    # during an execution, it is the execution's; between executions, it
+    # ends the blocked callback, and what the guest left is cancelled.
+    if _state.current is not None:
+        interrupt()
+        return
+    import _pbx_exec
+
+    _pbx_exec.idle_interrupted()
 
 
 @on_configure

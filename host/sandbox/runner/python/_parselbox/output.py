@@ -51,10 +51,12 @@ def _walk(v, ancestors):
         return {"type": "circular_reference", "repr": safe_repr(v)}
     if _hasattr(_type(v), "to_py") and _type(v).__module__ == "pyodide.ffi":
         try:
-            v = v.to_py()
+            c = v.to_py()
         except Exception:
             return {"type": "not_serializable", "repr": safe_repr(v)}
-        return _walk(v, ancestors)
+        if _type(c).__module__ == "pyodide.ffi":  # a JS object with no Python form
+            return {"type": "not_serializable", "repr": safe_repr(v)}
+        return _walk(c, ancestors)
     ancestors.add(key)
     try:
         if _isinstance(v, dict):
@@ -75,23 +77,45 @@ def safe_repr(v):
         return f"<{_type(v).__name__} object (repr failed: {e})>"
 
 
+# Tracebacks longer than this keep their first and last frames only (a
+# RecursionError has thousands, which take long to format).
+_MAX_FRAMES = 100
+
+
 def error(e):
-    """{type, message, traceback} of an exception, without runtime frames."""
+    """{type, message, traceback} of an exception, without runtime frames.
+    It never raises: an interrupt while formatting leaves the traceback out."""
+    try:
+        typ = _type(e).__name__
+    except BaseException:
+        typ = "BaseException"
+    try:
+        message = _str.__str__(_str(e))
+    except BaseException as err:
+        message = f"(str() of the exception failed: {_type(err).__name__})"
+    try:
+        text = _format(e)
+    except BaseException:
+        text = ""
+    return {"type": typ, "message": message, "traceback": text}
+
+
+def _format(e):
     tb = e.__traceback__
     frames = []
     while tb is not None:
         if not _internal(tb.tb_frame.f_code.co_filename):
             frames.append(tb)
         tb = tb.tb_next
+    skipped = 0
+    if len(frames) > _MAX_FRAMES:
+        half = _MAX_FRAMES // 2
+        skipped = len(frames) - _MAX_FRAMES
+        frames = frames[:half] + frames[-half:]
     kept = None
     for f in reversed(frames):
         kept = types.TracebackType(kept, f.tb_frame, f.tb_lasti, f.tb_lineno)
-    try:
-        text = "".join(traceback.format_exception(_type(e), e, kept, chain=False))
-    except Exception:
-        text = ""
-    try:
-        message = _str.__str__(_str(e))
-    except Exception as err:
-        message = f"(str() of the exception failed: {err})"
-    return {"type": _type(e).__name__, "message": message, "traceback": text}
+    lines = traceback.format_exception(_type(e), e, kept, chain=False)
+    if skipped:
+        lines.insert(1, f"  [{skipped} frames in the middle are left out]\n")
+    return "".join(lines)
