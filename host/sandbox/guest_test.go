@@ -55,10 +55,13 @@ func (b *tools) served() []string {
 var toolNamespace = json.RawMessage(`[{"name":"t","kind":"test"}]`)
 
 // waitFile waits until a file exists on the host (a marker the guest
-// writes when it reaches a point), with a deadline.
+// writes when it reaches a point), with a deadline. It may be called from
+// another goroutine: it reports with Errorf, and the caller goes on.
 func waitFile(t *testing.T, path string) {
 	t.Helper()
-	waitFor(t, path, func() bool { _, err := os.Stat(path); return err == nil })
+	if !poll(func() bool { _, err := os.Stat(path); return err == nil }) {
+		t.Errorf("timed out waiting for %s", path)
+	}
 }
 
 // Protocol words inside tool results and file contents are data: no

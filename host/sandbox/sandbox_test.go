@@ -204,14 +204,10 @@ func TestTimeoutKeepsState(t *testing.T) {
 		{"time.sleep", "import time; time.sleep(60)"},
 		{"asyncio.sleep", "import asyncio\nawait asyncio.sleep(60)"},
 	} {
-		began := time.Now()
+		// The error type and the kept state prove that the soft interrupt
+		// worked: a hard one would be a TimeoutError, and state lost.
 		r := runTimeout(t, sb, tc.code, time.Second)
 		wantError(t, r, "KeyboardInterrupt", "timed out after 1s")
-		if d := time.Since(began); d > 4*time.Second {
-			// Not a performance assertion: the grace period is 5 s, and a
-			// slower return means the soft interrupt failed.
-			t.Errorf("%s: took %v, so the soft interrupt did not work", tc.name, d)
-		}
 		if got := output(t, run(t, sb, "kept")); got != "yes" {
 			t.Errorf("%s: state lost: %v", tc.name, got)
 		}
@@ -232,15 +228,25 @@ func TestKeyboardInterruptCatchable(t *testing.T) {
 	}
 }
 
+// waitFor polls cond until it holds, with a deadline. Call it from the
+// test's goroutine (it fails the test with Fatalf).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
+	if !poll(cond) {
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// poll polls cond until it holds or a deadline passes, and says which.
+func poll(cond func() bool) bool {
 	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+			return false
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	return true
 }
 
 func TestHardTimeoutRestarts(t *testing.T) {
@@ -262,11 +268,17 @@ func TestHardTimeoutRestarts(t *testing.T) {
 
 func TestCrashRecovery(t *testing.T) {
 	t.Parallel()
-	sb := start(t, sandbox.Options{})
+	ws := t.TempDir()
+	sb := start(t, sandbox.Options{Workspace: ws})
 	run(t, sb, "kept = 1")
 	victim := sb.PID()
-	time.AfterFunc(300*time.Millisecond, func() { _ = syscall.Kill(victim, syscall.SIGKILL) })
-	r := run(t, sb, "import time; time.sleep(30)")
+	// Killed once the execution is running (it writes a marker), not a
+	// fixed time after sending it.
+	go func() {
+		waitFile(t, filepath.Join(ws, "running"))
+		_ = syscall.Kill(victim, syscall.SIGKILL)
+	}()
+	r := run(t, sb, "import time; open('running', 'w').close(); time.sleep(30)")
 	wantError(t, r, sandbox.ErrorTypeCrash, "killed")
 	if !strings.Contains(r.Error.Message, "state was lost") {
 		t.Errorf("crash message does not say state was lost: %s", r.Error.Message)
@@ -286,10 +298,14 @@ func TestCrashRecovery(t *testing.T) {
 
 func TestInterruptByContext(t *testing.T) {
 	t.Parallel()
-	sb := start(t, sandbox.Options{})
+	ws := t.TempDir()
+	sb := start(t, sandbox.Options{Workspace: ws})
 	ctx, cancel := context.WithCancel(t.Context())
-	time.AfterFunc(500*time.Millisecond, cancel)
-	r, err := sb.Exec(ctx, "while True: pass", 0)
+	go func() {
+		waitFile(t, filepath.Join(ws, "running"))
+		cancel()
+	}()
+	r, err := sb.Exec(ctx, "open('running', 'w').close()\nwhile True: pass", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +348,8 @@ func TestFatalRuntimeErrorRestarts(t *testing.T) {
 func TestHardMemoryLimit(t *testing.T) {
 	t.Parallel()
 	sb := start(t, sandbox.Options{MemoryMB: 1024, HardMemoryMB: 400})
-	r := run(t, sb, "import time\nb = b'x' * (500 * 1024 * 1024)\ntime.sleep(5)")
+	// Only the kill ends it (the RSS watchdog's, or the test's timeout).
+	r := run(t, sb, "import time\nb = b'x' * (500 * 1024 * 1024)\nwhile True: time.sleep(1)")
 	wantError(t, r, "MemoryError", "memory limit (400 MB)")
 	if !strings.Contains(r.Error.Message, "state was lost") {
 		t.Errorf("message: %s", r.Error.Message)

@@ -76,7 +76,7 @@ function closeFileSystems(py: Any): void {
   for (const name of Object.keys(FS.filesystems)) if (name !== "MEMFS") delete FS.filesystems[name];
   const mount = FS.mount;
   FS.mount = (type: Any, opts: Any, mountpoint: string) => {
-    if (type !== MEMFS) throw new FS.ErrnoError(63); // EPERM
+    if (type !== MEMFS) throw new Error("FS.mount: only MEMFS can be mounted in the sandbox");
     return mount.call(FS, type, opts, mountpoint);
   };
   for (const name of ["mountNodeFS", "mountNativeFS", "loadPackage", "loadPackagesFromImports"]) {
