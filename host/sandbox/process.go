@@ -260,10 +260,23 @@ func (p *process) send(m *message) error {
 	return p.writeLine(b)
 }
 
-// writeLine writes parts as one line, whole.
+// writeLine writes parts as one line, whole: small lines in one write,
+// large ones part by part (not copied into one buffer).
 func (p *process) writeLine(parts ...[]byte) error {
+	n := 1
+	for _, b := range parts {
+		n += len(b)
+	}
 	p.writeMu.Lock()
 	defer p.writeMu.Unlock()
+	if n <= 64<<10 {
+		line := make([]byte, 0, n)
+		for _, b := range parts {
+			line = append(line, b...)
+		}
+		_, err := p.stdin.Write(append(line, '\n'))
+		return err
+	}
 	for _, b := range parts {
 		if _, err := p.stdin.Write(b); err != nil {
 			return err
@@ -297,7 +310,10 @@ func (p *process) call(method string, params any) (int64, <-chan *message, error
 	ch := make(chan *message, 1)
 	p.pending[id] = ch
 	p.mu.Unlock()
-	if err := p.send(&message{ID: &id, Method: method, Params: mustJSON(params)}); err != nil {
+	// One encoding: the parameters, marshalled once, go into the line as
+	// they are.
+	head := []byte(`{"id":` + strconv.FormatInt(id, 10) + `,"method":` + strconv.Quote(method) + `,"params":`)
+	if err := p.writeLine(head, mustJSON(params), []byte("}")); err != nil {
 		p.forget(id)
 		return 0, nil, fmt.Errorf("%w: %w", ErrExited, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 )
 
@@ -108,11 +109,12 @@ func decodeError(val []byte) (*Error, error) {
 	return &e, nil
 }
 
-// decodeResult decodes an execution's result strictly; Output aliases raw.
+// decodeResult decodes an execution's result strictly; Output aliases raw,
+// which is valid JSON (the result of a decoded message).
 func decodeResult(raw []byte) (*Result, error) {
 	var r Result
 	var hasOutput bool
-	err := members(raw, func(key string, val []byte) error {
+	err := validMembers(raw, func(key string, val []byte) error {
 		var err error
 		switch key {
 		case "output":
@@ -157,11 +159,17 @@ func members(b []byte, fn func(key string, val []byte) error) error {
 	if !json.Valid(b) {
 		return errors.New("not valid JSON")
 	}
+	return validMembers(b, fn)
+}
+
+// validMembers is members for b known to be valid JSON (a part of a line
+// that members validated whole).
+func validMembers(b []byte, fn func(key string, val []byte) error) error {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return errors.New("not a JSON object")
 	}
-	seen := map[string]bool{}
+	var seen []string // a handful of keys: a slice beats a map
 	i = skipSpace(b, i+1)
 	if b[i] == '}' {
 		return nil
@@ -169,13 +177,15 @@ func members(b []byte, fn func(key string, val []byte) error) error {
 	for {
 		end := skipValue(b, i) // the key: a string
 		var key string
-		if err := json.Unmarshal(b[i:end], &key); err != nil {
+		if raw := b[i+1 : end-1]; bytes.IndexByte(raw, '\\') < 0 {
+			key = string(raw) // no escapes: the bytes are the key
+		} else if err := json.Unmarshal(b[i:end], &key); err != nil {
 			return err
 		}
-		if seen[key] {
+		if slices.Contains(seen, key) {
 			return fmt.Errorf("member %q appears twice", key)
 		}
-		seen[key] = true
+		seen = append(seen, key)
 		i = skipSpace(b, skipSpace(b, end)+1) // past ':'
 		end = skipValue(b, i)
 		if err := fn(key, b[i:end]); err != nil {

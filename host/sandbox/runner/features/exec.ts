@@ -45,6 +45,7 @@ register({
     const cancelTask = execute.interrupt;
     const cancelBackground = execute.cancel_background;
     let chain: Promise<unknown> = Promise.resolve();
+    let busy = false; // an execution runs
 
     // Interrupted while waiting in a tool call or sleep: those waits end
     // (tools.ts); while awaiting anything else: the asyncio task is cancelled.
@@ -96,11 +97,16 @@ register({
       const code = String(params?.code ?? "");
       const timeout = Number(params?.timeout) || 0;
       if (!rt.watchdog.begin(id, timeout)) return; // condemned: the host kills us
+      busy = true;
       rt.current = id;
       let output: unknown = null;
       let error: ErrorValue | null = null;
       try {
-        const r = await Promise.race([run.callPromising(code), rt.fatal]);
+        // run() is a coroutine: it runs as an asyncio task, whose steps the
+        // event loop runs with stack switching allowed, so that a tool call
+        // in it may look synchronous (run_sync). (A fatal error of the
+        // interpreter ends the process: see main.ts.)
+        const r = await run(code);
         try {
           const [out, err] = r.toJs({ dict_converter: Object.fromEntries, create_pyproxies: false });
           output = out ?? null;
@@ -152,14 +158,19 @@ register({
         result.stderr = result.stderr.slice(0, 4096);
         line = rt.channel.encode({ id, result });
       }
+      busy = false;
       rt.channel.write(line);
     };
 
     rt.channel.handle("exec", (params, id) => {
       // One execution at a time; the host serializes too, this is a backstop.
-      chain = chain.then(() => execOne(id, params)).catch((e) => {
-        rt.channel.replyError(id, { type: "SandboxError", message: String(e?.message ?? e) });
-      });
+      // Started at once when nothing runs (waiting for a microtask would
+      // let the next read of stdin start first).
+      const go = () =>
+        execOne(id, params).catch((e) => {
+          rt.channel.replyError(id, { type: "SandboxError", message: String(e?.message ?? e) });
+        });
+      chain = busy ? chain.then(go) : go();
       return NO_REPLY;
     });
   },

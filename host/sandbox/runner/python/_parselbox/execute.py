@@ -29,24 +29,28 @@ class _State:
 _state = _State()
 
 
-async def _execute(code):
-    try:
-        value = await eval_code_async(code, MAIN, filename=FILENAME)
-        return True, value
-    except BaseException as e:  # KeyboardInterrupt and CancelledError included
-        return False, e
-
-
 async def run(code):
-    """Runs one execution; returns (output, error) as plain values."""
+    """Runs one execution; returns (output, error) as plain values.
+
+    The code runs in the task that runs this coroutine (no task of its own:
+    code that never awaits finishes in one step of the event loop), which
+    is what interrupt() cancels."""
     _state.interrupted = False
     linecache.cache[FILENAME] = (len(code), None, code.splitlines(True), FILENAME)
-    task = asyncio.ensure_future(_execute(code))
-    _state.current = task
+    _state.current = asyncio.current_task()
     try:
-        ok, value = await task
-    except BaseException as e:  # the task was cancelled before it started
+        value = await eval_code_async(code, MAIN, filename=FILENAME)
+        ok = True
+    except BaseException as e:  # KeyboardInterrupt and CancelledError included
         ok, value = False, e
+        if isinstance(e, asyncio.CancelledError):
+            # A cancel is an interrupt (interrupt() cancels this task); it
+            # must not cancel the runner's await of this coroutine.
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            if _state.interrupted:
+                value = KeyboardInterrupt()
     finally:
         _state.current = None
         for stream in (sys.stdout, sys.stderr):
@@ -59,8 +63,6 @@ async def run(code):
             return to_json(value), None
         except BaseException as e:
             return None, error(e)
-    if isinstance(value, asyncio.CancelledError) and _state.interrupted:
-        value = KeyboardInterrupt()
     return None, error(value)
 
 
