@@ -154,6 +154,7 @@ func (b *bench) run(runtimeDir string) error {
 	if err := b.runCalls(ctx); err != nil {
 		return err
 	}
+	b.measureResult(ctx)
 	figs, err := measureSessions(ctx, rt, b.cacheDir, 10)
 	if err != nil {
 		return fmt.Errorf("sessions: %w", err)

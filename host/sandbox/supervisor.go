@@ -733,7 +733,9 @@ func denoArgs(rt *Runtime, runnerDir string, perms permissions, memoryMB int) []
 		args = append(args, "--deny-net")
 	}
 	args = append(args, "--deny-env", "--deny-run", "--deny-ffi", "--deny-sys")
-	v8 := "--disallow-code-generation-from-strings"
+	// gc() for the runner: it collects boot's garbage before the first
+	// execution (the guest does not reach the global object).
+	v8 := "--disallow-code-generation-from-strings,--expose-gc"
 	if memoryMB > 0 {
 		v8 += ",--wasm-max-mem-pages=" + strconv.Itoa(memoryMB*16) // 64 KiB pages
 	}

@@ -69,6 +69,8 @@ export interface Hooks {
   /** A callback that blocked the event loop between executions was
    * interrupted: cancel what the guest left running. Returns a count. */
   idleInterrupt: (() => number)[];
+  /** The sandbox told the host it is ready. */
+  ready: (() => void)[];
 }
 
 export interface Runtime {
@@ -87,6 +89,8 @@ export interface Runtime {
   fatal: Promise<never>;
   /** The runtime's own files (revoked once booted). */
   paths: RuntimePaths;
+  /** A full garbage collection of the JS heap. */
+  collectGarbage: () => void;
 }
 
 export interface Feature {
