@@ -617,11 +617,14 @@ for name, arg in [("str", "file:///etc/passwd"), ("Request", js.Request.new("fil
     except Exception as e:
         out[name] = [type(e).__name__, str(e)]
 out["data"] = await (await js.fetch("data:text/plain,hello")).text()
+out["reach"] = [hasattr(js, n) for n in ("Deno", "globalThis", "gc", "eval", "Function", "Worker", "process", "require")]
 out`)
 	refused := func(scheme string) []any {
 		return []any{"JsException", "TypeError: fetch: the " + scheme + " scheme is not allowed in the sandbox (only http:, https: and data: URLs)"}
 	}
-	want := map[string]any{"str": refused("file:"), "Request": refused("file:"), "URL": refused("file:"), "blob": refused("blob:"), "data": "hello"}
+	no := false
+	want := map[string]any{"str": refused("file:"), "Request": refused("file:"), "URL": refused("file:"), "blob": refused("blob:"), "data": "hello",
+		"reach": []any{no, no, no, no, no, no, no, no}}
 	if diff := cmp.Diff(want, output(t, r)); diff != "" {
 		t.Errorf("fetch (-want +got):\n%s", diff)
 	}

@@ -312,7 +312,7 @@ func (p *process) call(method string, params any) (int64, <-chan *message, error
 	p.mu.Unlock()
 	// One encoding: the parameters, marshalled once, go into the line as
 	// they are.
-	head := []byte(`{"id":` + strconv.FormatInt(id, 10) + `,"method":` + strconv.Quote(method) + `,"params":`)
+	head := []byte(`{"id":` + strconv.FormatInt(id, 10) + `,"method":` + string(mustJSON(method)) + `,"params":`)
 	if err := p.writeLine(head, mustJSON(params), []byte("}")); err != nil {
 		p.forget(id)
 		return 0, nil, fmt.Errorf("%w: %w", ErrExited, err)

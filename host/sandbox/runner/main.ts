@@ -124,15 +124,11 @@ const py = await loadPython({
 
 // The interpreter failing fatally leaves it unusable ("Pyodide already
 // fatally failed"): tell the host, which restarts the sandbox, and exit.
-let signalFatal: () => void = () => {};
-const fatal = new Promise<never>((_, reject) => (signalFatal = () => reject(new Error("fatal"))));
-fatal.catch(() => {});
 py._api.on_fatal = (e: Any) => {
   const cause = String(e?.message ?? e).split("\n")[0].slice(0, 300);
   try {
     channel.notify("fatal", { message: cause });
   } finally {
-    signalFatal();
     Deno.exit(EXIT_FATAL);
   }
 };
@@ -170,7 +166,6 @@ const rt: Runtime = {
   set current(id: number | null) {
     current = id;
   },
-  fatal,
   collectGarbage,
 };
 

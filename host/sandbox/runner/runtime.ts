@@ -85,8 +85,6 @@ export interface Runtime {
   hooks: Hooks;
   /** The id of the execution running, or null. */
   current: number | null;
-  /** Rejects if the interpreter fails fatally. */
-  fatal: Promise<never>;
   /** The runtime's own files (revoked once booted). */
   paths: RuntimePaths;
   /** A full garbage collection of the JS heap. */
