@@ -402,7 +402,9 @@ js.setInterval(create_proxy(spin), 20)`,
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ws := t.TempDir()
-			sb := start(t, sandbox.Options{Workspace: ws, IdleTimeout: time.Second, Grace: time.Second})
+			// A long grace: these callbacks stop when interrupted, however
+			// loaded the machine (a runaway is the next test's).
+			sb := start(t, sandbox.Options{Workspace: ws, IdleTimeout: 2 * time.Second, Grace: 30 * time.Second})
 			run(t, sb, "kept = 'yes'")
 			if r := run(t, sb, code); r.Error != nil {
 				t.Fatal(r.Error)
@@ -413,7 +415,7 @@ js.setInterval(create_proxy(spin), 20)`,
 			if got := output(t, r); got != "yes" || r.Note != "" {
 				t.Errorf("next execution: %v, note %q", got, r.Note)
 			}
-			if !strings.Contains(r.Stderr, "[parselbox] a callback left by an earlier execution blocked the sandbox for more than 1s between executions: it was interrupted") {
+			if !strings.Contains(r.Stderr, "[parselbox] a callback left by an earlier execution blocked the sandbox for more than 2s between executions: it was interrupted") {
 				t.Errorf("stderr does not say what happened: %q", r.Stderr)
 			}
 			// What was left is cancelled: nothing spins again (in a window
@@ -450,7 +452,7 @@ def spin():
 loop.call_later(0.01, spin)`
 	begin := func(t *testing.T) (*sandbox.Supervisor, string) {
 		ws := t.TempDir()
-		sb := start(t, sandbox.Options{Workspace: ws, IdleTimeout: time.Second, Grace: time.Second})
+		sb := start(t, sandbox.Options{Workspace: ws, IdleTimeout: 2 * time.Second, Grace: time.Second})
 		run(t, sb, "kept = 1")
 		if r := run(t, sb, runaway); r.Error != nil {
 			t.Fatal(r.Error)

@@ -10,7 +10,7 @@
 // and exits.
 
 import "./console.ts";
-import { channel, MessageTooLarge } from "./channel.ts";
+import { channel } from "./channel.ts";
 import { toPython } from "./convert.ts";
 import { mountHostFS } from "./emfs.ts";
 import { HostFS, Root } from "./hostfs.ts";
@@ -38,7 +38,7 @@ interface InitParams {
   env?: Record<string, string>;
   globals?: Record<string, unknown>;
   namespaces?: unknown[];
-  paths?: { runner_dir: string; pyodide_files: string[]; cache_dir?: string };
+  paths?: { pyodide_files: string[]; cache_dir?: string }; // the runtime's own files
 }
 
 const EXIT_FATAL = 70;
@@ -93,7 +93,7 @@ const limits: Limits = {
 };
 channel.maxMessage = limits.maxMessage;
 
-const hooks: Runtime["hooks"] = { interrupt: [], idleInterrupt: [], ready: [] };
+const hooks: Runtime["hooks"] = { interrupt: [], idleInterrupt: [], booting: [] };
 let current: number | null = null;
 if (!init.make_snapshot) {
   await watchdog.start(
@@ -180,19 +180,15 @@ for (const f of registered()) await f.install(rt);
 rt.pbx.configure(toPython(py, { env: init.env ?? {}, globals: init.globals ?? {}, namespaces: init.namespaces ?? [] })[0]);
 
 lockdown(py, fs, paths);
+for (const h of hooks.booting) await h();
 
-try {
-  channel.notify("ready", {
-    pyodide: py.version,
-    python: rt.pbx.python_version(),
-    snapshot: !!init.snapshot,
-    boot_ms: Math.round(performance.now() - bootStart),
-  });
-} catch (e) {
-  if (!(e instanceof MessageTooLarge)) throw e;
-}
+channel.notify("ready", {
+  pyodide: py.version,
+  python: rt.pbx.python_version(),
+  snapshot: !!init.snapshot,
+  boot_ms: Math.round(performance.now() - bootStart),
+});
 channel.serve();
 watchdog.booted();
 booted = true;
-for (const h of hooks.ready) h();
 if (stdinClosed) Deno.exit(0);

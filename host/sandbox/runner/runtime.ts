@@ -69,8 +69,8 @@ export interface Hooks {
   /** A callback that blocked the event loop between executions was
    * interrupted: cancel what the guest left running. Returns a count. */
   idleInterrupt: (() => number)[];
-  /** The sandbox told the host it is ready. */
-  ready: (() => void)[];
+  /** The last steps of the boot, before the host is told it is ready. */
+  booting: (() => void | Promise<void>)[];
 }
 
 export interface Runtime {
