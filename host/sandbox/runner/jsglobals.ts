@@ -45,8 +45,10 @@ export function guestFetch(input: Any, init?: Any): Promise<Response> {
   return realFetch(req);
 }
 
-/** Timers set by the guest, by id. */
-const timers = new Set<number>();
+type Timer = ReturnType<typeof setTimeout>;
+
+/** Timers set by the guest. */
+const timers = new Set<Timer>();
 
 let timerError: (e: unknown) => void = () => {};
 
@@ -56,10 +58,10 @@ export function onTimerError(f: (e: unknown) => void): void {
   timerError = f;
 }
 
-function guestTimer(real: (f: Any, ms?: number, ...a: Any[]) => number, repeat: boolean) {
+function guestTimer(real: (f: Any, ms?: number, ...a: Any[]) => Timer, repeat: boolean) {
   return (f: Any, ms?: number, ...args: Any[]) => {
     if (typeof f !== "function") throw new TypeError("the callback must be a function");
-    const id: number = real(function (this: unknown, ...a: Any[]) {
+    const id: Timer = real(function (this: unknown, ...a: Any[]) {
       if (!repeat) timers.delete(id);
       try {
         return f.apply(this, a);
@@ -84,13 +86,13 @@ export function jsglobals(): Record<string, unknown> {
   const g: Record<string, unknown> = {};
   for (const name of NAMES) if (name in globalThis) g[name] = (globalThis as Any)[name];
   g.fetch = guestFetch;
-  g.setTimeout = guestTimer(setTimeout, false);
-  g.setInterval = guestTimer(setInterval, true);
-  g.clearTimeout = (id: number) => {
+  g.setTimeout = guestTimer(setTimeout as Any, false);
+  g.setInterval = guestTimer(setInterval as Any, true);
+  g.clearTimeout = (id: Timer) => {
     timers.delete(id);
     clearTimeout(id);
   };
-  g.clearInterval = (id: number) => {
+  g.clearInterval = (id: Timer) => {
     timers.delete(id);
     clearInterval(id);
   };

@@ -50,7 +50,7 @@ register({
     };
 
     // Sleeps end early, with [2], when the execution is interrupted.
-    const sleeps = new Set<{ timer: number; resolve: (v: Any[]) => void }>();
+    const sleeps = new Set<{ timer: ReturnType<typeof setTimeout>; resolve: (v: Any[]) => void }>();
     const sleep = (ms: number): Promise<Any[]> =>
       new Promise((resolve) => {
         const s = {
