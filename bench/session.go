@@ -8,9 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/parselbox/parselbox/host"
 	"github.com/parselbox/parselbox/host/mcpserver"
-	"github.com/parselbox/parselbox/host/sandbox"
 )
 
 // sessionTargets are the lines of the table for a new MCP session over
@@ -18,8 +16,8 @@ import (
 // execute_code("1 + 1"), with the warm pool and without it (then the
 // sandbox boots from the snapshot when the client initializes).
 var sessionTargets = []target{
-	{"session_first_exec_ms", "session_first_exec_nopool_ms", "≤ 50 ms", func(r map[string]float64) bool {
-		return r["session_first_exec_ms"] <= 50
+	{"session_first_exec_ms", "session_first_exec_nopool_ms", "≤ 50 ms", func(r results) bool {
+		return r.v("session_first_exec_ms") <= 50
 	}},
 	{"session_first_exec_nopool_ms", "", "", nil},
 	{"session_connect_ms", "", "", nil},
@@ -31,10 +29,10 @@ var sessionTargets = []target{
 // of the pooled figure its two parts, session_connect_ms (the go-sdk
 // client's connect: its discover probe, initialize, initialized) and
 // session_exec_ms (the first execute_code).
-func measureSessions(ctx context.Context, rt *sandbox.Runtime, cacheDir string, rounds int) (map[string]float64, error) {
+func measureSessions(ctx context.Context, b *bench, rounds int) (map[string]float64, error) {
 	out := map[string]float64{}
-	for _, pool := range []int{1, -1} {
-		first, connect, exec, err := sessionRounds(ctx, rt, cacheDir, pool, rounds)
+	for _, pool := range []int{1, 0} {
+		first, connect, exec, err := sessionRounds(ctx, b, pool, rounds)
 		if err != nil {
 			return nil, err
 		}
@@ -50,14 +48,10 @@ func measureSessions(ctx context.Context, rt *sandbox.Runtime, cacheDir string, 
 }
 
 // sessionRounds serves MCP over HTTP on loopback with a pool of the given
-// size (-1: none) and times rounds new sessions, one at a time, each
+// size (0: none) and times rounds new sessions, one at a time, each
 // started once the previous one is gone and the pool is full again.
-func sessionRounds(ctx context.Context, rt *sandbox.Runtime, cacheDir string, pool, rounds int) (first, connect, exec []float64, err error) {
-	srv, err := mcpserver.New(mcpserver.Options{
-		Config:   host.Config{RuntimeDir: rt.Dir, CacheDir: cacheDir},
-		PoolSize: pool,
-		Version:  "bench",
-	})
+func sessionRounds(ctx context.Context, b *bench, pool, rounds int) (first, connect, exec []float64, err error) {
+	srv, err := mcpserver.New(b.mcpOptions(pool))
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -95,10 +89,7 @@ func sessionRounds(ctx context.Context, rt *sandbox.Runtime, cacheDir string, po
 			return nil, nil, nil, fmt.Errorf("connecting: %w", err)
 		}
 		connected := time.Now()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpserver.ToolName, Arguments: map[string]any{"code": "1 + 1"}})
-		if err == nil && res.IsError {
-			err = fmt.Errorf("execute_code failed: %v", res.Content)
-		}
+		_, err = callExec(ctx, cs, "1 + 1", `{"result":2}`)
 		end := time.Now()
 		cs.Close()
 		if err != nil {
