@@ -108,13 +108,11 @@ func callExec(ctx context.Context, cs *mcp.ClientSession, code, want string) (ti
 // mcpOptions are the options of the MCP servers measured: the default
 // settings, with a pool of the given size.
 func (b *bench) mcpOptions(pool int) mcpserver.Options {
-	o := mcpserver.Options{
-		Config:  host.Config{RuntimeDir: b.rt.Dir, CacheDir: b.cacheDir},
-		Version: "bench",
+	s := mcpserver.DefaultSettings()
+	s.PoolSize = pool
+	return mcpserver.Options{
+		Config:   host.Config{RuntimeDir: b.rt.Dir, CacheDir: b.cacheDir},
+		Settings: &s,
+		Version:  "bench",
 	}
-	o.PoolSize = pool
-	if pool == 0 {
-		o.PoolSize = -1 // the options of today say "none" with -1
-	}
-	return o
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"flag"
 	"io"
 	"os"
 	"os/exec"
@@ -14,6 +13,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/spf13/pflag"
+
 	"github.com/parselbox/parselbox/host"
 	"github.com/parselbox/parselbox/internal/testenv"
 )
@@ -93,10 +95,11 @@ func TestFlagsOverrideConfig(t *testing.T) {
 	if err := f.fs.Parse([]string{"--config", cfgPath, "--memory", "1024", "--env", "BOTH=flag", "--mount", "/src/data:/d:rw", "--mount", "/src/other", "--timeout", "0"}); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := f.config()
+	file, err := f.load()
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg := file.Config
 	if cfg.Memory != 1024 || cfg.Timeout >= 0 {
 		t.Errorf("memory %d, timeout %v", cfg.Memory, cfg.Timeout)
 	}
@@ -111,9 +114,37 @@ func TestFlagsOverrideConfig(t *testing.T) {
 	// Without flags, the file's values stand.
 	f = newSandboxFlags(flagSet())
 	f.fs.Parse([]string{"--config", cfgPath})
-	cfg, _ = f.config()
-	if cfg.Memory != 512 || cfg.Timeout.Seconds() != 30 {
+	if file, err = f.load(); err != nil {
+		t.Fatal(err)
+	}
+	if cfg = file.Config; cfg.Memory != 512 || cfg.Timeout.Seconds() != 30 {
 		t.Errorf("file values: memory %d, timeout %v", cfg.Memory, cfg.Timeout)
+	}
+}
+
+// A value from a flag is checked by the file's rules and named by its flag;
+// the items a repeatable flag adds to the file's list keep their places.
+func TestFlagErrorsNameTheFlag(t *testing.T) {
+	t.Parallel()
+	cfgPath := filepath.Join(t.TempDir(), "p.yaml")
+	os.WriteFile(cfgPath, []byte("allow_net: [nohostport]\n"), 0o644)
+	f := newSandboxFlags(flagSet())
+	if err := f.fs.Parse([]string{"--config", cfgPath, "--allow-net", "also-bad", "--memory", "5000", "--mount", "/src:a/../b"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.load()
+	want := []string{
+		`--memory: memory: must be a whole number of MB from 1 to 4096 (the 32-bit WebAssembly limit), got 5000`,
+		`--mount: mount "a/../b": target must be a relative path such as "data" or "data/sub", without empty, "." or ".." parts`,
+		`--allow-net: allow_net[1]: must be "host:port" with a port from 1 to 65535, got "also-bad"`,
+		cfgPath + `:1: allow_net[0]: must be "host:port" with a port from 1 to 65535, got "nohostport"`,
+	}
+	if err == nil {
+		t.Fatal("no error")
+	}
+	got := strings.Split(err.Error(), "\n")
+	if diff := cmp.Diff(want, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
 	}
 }
 
@@ -145,8 +176,8 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-func flagSet() *flag.FlagSet {
-	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+func flagSet() *pflag.FlagSet {
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	return fs
 }

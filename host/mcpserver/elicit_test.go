@@ -38,7 +38,7 @@ func TestElicit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			srv := newServer(t, Options{Elicit: true, PoolSize: -1, Config: host.Config{Context: map[string]any{"calc": calc{}}}})
+			srv := newServer(t, Options{Settings: with(func(s *Settings) { s.Elicit, s.PoolSize = true, 0 }), Config: host.Config{Context: map[string]any{"calc": calc{}}}})
 			c, rec := newClient(answer)
 			var cs *mcp.ClientSession
 			if tc.protocol == "http" {
@@ -87,9 +87,9 @@ func TestElicitClientCannot(t *testing.T) {
 	t.Parallel()
 	var logs syncBuffer
 	srv := newServer(t, Options{
-		Elicit: true, PoolSize: -1,
-		Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info}),
-		Config: host.Config{Context: map[string]any{"calc": calc{}}},
+		Settings: with(func(s *Settings) { s.Elicit, s.PoolSize = true, 0 }),
+		Logger:   hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info}),
+		Config:   host.Config{Context: map[string]any{"calc": calc{}}},
 	})
 	c, _ := newClient(nil)
 	cs := connectInMemory(t, srv, c, "")
@@ -109,8 +109,8 @@ func TestElicitTimeout(t *testing.T) {
 		t.Run("protocol="+protocol, func(t *testing.T) {
 			t.Parallel()
 			srv := newServer(t, Options{
-				Elicit: true, PoolSize: -1, ApprovalTimeout: 300 * time.Millisecond,
-				Config: host.Config{Context: map[string]any{"calc": calc{}}},
+				Settings: with(func(s *Settings) { s.Elicit, s.PoolSize, s.ApprovalTimeout = true, 0, 300*time.Millisecond }),
+				Config:   host.Config{Context: map[string]any{"calc": calc{}}},
 			})
 			c, _ := newClient(func(string) *mcp.ElicitResult {
 				time.Sleep(1500 * time.Millisecond) // the user is away
@@ -149,7 +149,7 @@ func (s *syncBuffer) String() string {
 // block the session: the next call replaces it.
 func TestElicitRoundTripLimit(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t, Options{Elicit: true, PoolSize: -1, Config: host.Config{Context: map[string]any{"calc": calc{}}}})
+	srv := newServer(t, Options{Settings: with(func(s *Settings) { s.Elicit, s.PoolSize = true, 0 }), Config: host.Config{Context: map[string]any{"calc": calc{}}}})
 	c, _ := newClient(answer)
 	cs := connectInMemory(t, srv, c, "")
 	_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: ToolName,

@@ -37,8 +37,8 @@ func helperMain() int {
 			CacheDir:   os.Getenv("PARSELBOX_TEST_CACHE"),
 			Context:    map[string]any{"calc": calc{}},
 		},
-		Version: "test",
-		Elicit:  true,
+		Version:  "test",
+		Settings: with(func(s *Settings) { s.Elicit = true }),
 	})
 	if err != nil {
 		return 2
@@ -74,6 +74,13 @@ func testOptions(t *testing.T, o Options) Options {
 		o.Version = "test"
 	}
 	return o
+}
+
+// with returns the default settings, changed by set.
+func with(set func(s *Settings)) *Settings {
+	s := DefaultSettings()
+	set(&s)
+	return &s
 }
 
 func newServer(t *testing.T, o Options) *Server {

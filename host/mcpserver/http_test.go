@@ -21,7 +21,7 @@ import (
 func TestHTTPIsolation(t *testing.T) {
 	t.Parallel()
 	out := t.TempDir()
-	srv := newServer(t, Options{PoolSize: 1, Config: host.Config{OutputDir: out}})
+	srv := newServer(t, Options{Settings: with(func(s *Settings) { s.PoolSize = 1 }), Config: host.Config{OutputDir: out}})
 	url := startHTTP(t, srv)
 	ca, recA := newClient(nil)
 	a, err := connectHTTP(t, url, "", ca)
@@ -91,8 +91,8 @@ func sessionOf(t *testing.T, srv *Server, cs *mcp.ClientSession) *session {
 // beyond loopback without a token.
 func TestHTTPSecurity(t *testing.T) {
 	t.Parallel()
-	const token = "s3cret-token"
-	srv := newServer(t, Options{AuthToken: token, PoolSize: -1})
+	const token = "s3cret-token-0123456789"
+	srv := newServer(t, Options{Settings: with(func(s *Settings) { s.AuthToken, s.PoolSize = token, 0 })})
 	url := startHTTP(t, srv)
 
 	post := func(header map[string]string, body string) int {
@@ -146,7 +146,7 @@ func TestHTTPSecurity(t *testing.T) {
 	}
 
 	// Beyond loopback, a token is required.
-	open := newServer(t, Options{PoolSize: -1})
+	open := newServer(t, Options{Settings: with(func(s *Settings) { s.PoolSize = 0 })})
 	ln, err := net.Listen("tcp", "0.0.0.0:0")
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +160,7 @@ func TestHTTPSecurity(t *testing.T) {
 // session closes after IdleTimeout, closing its sandbox.
 func TestHTTPLimitAndIdle(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t, Options{MaxSessions: 1, IdleTimeout: 1500 * time.Millisecond, PoolSize: 1})
+	srv := newServer(t, Options{Settings: with(func(s *Settings) { s.MaxSessions, s.IdleTimeout, s.PoolSize = 1, 1500*time.Millisecond, 1 })})
 	url := startHTTP(t, srv)
 	c, _ := newClient(nil)
 	first, err := connectHTTP(t, url, "", c)
@@ -193,7 +193,7 @@ func TestHTTPLimitAndIdle(t *testing.T) {
 // session goes on.
 func TestTimeoutAndCrash(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t, Options{PoolSize: 1, Config: host.Config{Timeout: 2 * time.Second}})
+	srv := newServer(t, Options{Settings: with(func(s *Settings) { s.PoolSize = 1 }), Config: host.Config{Timeout: 2 * time.Second}})
 	url := startHTTP(t, srv)
 	c, _ := newClient(nil)
 	cs, err := connectHTTP(t, url, "", c)
@@ -250,7 +250,7 @@ func TestTimeoutAndCrash(t *testing.T) {
 // The pool hands a booted sandbox to a new session and boots the next.
 func TestPool(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t, Options{PoolSize: 1})
+	srv := newServer(t, Options{Settings: with(func(s *Settings) { s.PoolSize = 1 })})
 	url := startHTTP(t, srv)
 	waitFor(t, 30*time.Second, "the pool to fill", func() bool { return srv.pool.idle() == 1 })
 	c, _ := newClient(nil)

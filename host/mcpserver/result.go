@@ -98,7 +98,12 @@ func marshal(v any) []byte {
 // shaper turns execution results into Responses.
 type shaper struct {
 	maxTokens int // 0: no budget
+	maxBytes  int // 0: no cap
 	noUI      bool
+}
+
+func newShaper(s *Settings) shaper {
+	return shaper{maxTokens: s.MaxOutputTokens, maxBytes: s.MaxResultMB << 20, noUI: s.NoUI}
 }
 
 func (sh shaper) response(r *host.Result) *Response {

@@ -59,7 +59,7 @@ func newSession(o *Options, log hclog.Logger, acquire func(context.Context, *mcp
 	s := &session{
 		opts:      o,
 		log:       log,
-		shape:     shaper{maxTokens: o.MaxOutputTokens, noUI: o.NoUI},
+		shape:     newShaper(o.Settings),
 		acquire:   acquire,
 		release:   release,
 		turn:      make(chan struct{}, 1),

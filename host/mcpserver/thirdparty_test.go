@@ -148,12 +148,12 @@ func TestThirdPartyClient(t *testing.T) {
 		t.Parallel()
 		cmd := tsClient(t) // skips before a server starts
 		srv := newServer(t, Options{
-			AuthToken: "ts-token", Elicit: true,
-			Config: host.Config{Context: map[string]any{"calc": calc{}}},
+			Settings: with(func(s *Settings) { s.AuthToken, s.Elicit = "ts-token-0123456789", true }),
+			Config:   host.Config{Context: map[string]any{"calc": calc{}}},
 		})
 		url := startHTTP(t, srv)
 		cmd.Args = append(cmd.Args, "http", url)
-		cmd.Env = append(os.Environ(), "MCP_TOKEN=ts-token", "MCP_CALC=1")
+		cmd.Env = append(os.Environ(), "MCP_TOKEN=ts-token-0123456789", "MCP_CALC=1")
 		checkTS(t, runTS(t, cmd), true)
 	})
 }

@@ -36,14 +36,15 @@ type Tool struct {
 }
 
 // NewTool returns execute_code running in sb, shaped as the MCP server
-// shapes it (opts may be nil: MaxOutputTokens, NoUI apply).
+// shapes it (opts may be nil: the settings MaxOutputTokens, MaxResultMB
+// and NoUI apply).
 func NewTool(sb *host.Sandbox, opts *Options) *Tool {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
 	o = o.resolved()
-	sh := shaper{maxTokens: o.MaxOutputTokens, noUI: o.NoUI}
+	sh := newShaper(o.Settings)
 	return &Tool{
 		Name:        ToolName,
 		Description: ToolDescription,
