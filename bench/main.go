@@ -156,12 +156,8 @@ func (b *bench) run(runtimeDir string) error {
 	if err := b.runCalls(ctx); err != nil {
 		return err
 	}
-	figs, err := measureSessions(ctx, b, 10)
-	if err != nil {
+	if err := measureSessions(ctx, b, 10); err != nil {
 		return fmt.Errorf("sessions: %w", err)
-	}
-	for k, v := range figs {
-		b.add(k, v)
 	}
 	return nil
 }

@@ -24,27 +24,32 @@ var sessionTargets = []target{
 	{"session_exec_ms", "", "", nil},
 }
 
-// measureSessions returns the medians, in ms, over rounds new sessions:
-// session_first_exec_ms (pool of 1) and session_first_exec_nopool_ms, and
-// of the pooled figure its two parts, session_connect_ms (the go-sdk
-// client's connect: its discover probe, initialize, initialized) and
-// session_exec_ms (the first execute_code).
-func measureSessions(ctx context.Context, b *bench, rounds int) (map[string]float64, error) {
-	out := map[string]float64{}
-	for _, pool := range []int{1, 0} {
+// measureSessions adds, in ms, over rounds new sessions:
+// session_first_exec_ms (pool of 1; one value per run, each the median of
+// its rounds) and session_first_exec_nopool_ms (once), and of the pooled
+// figure its two parts, session_connect_ms (the go-sdk client's connect: its
+// discover probe, initialize, initialized) and session_exec_ms (the first
+// execute_code).
+func measureSessions(ctx context.Context, b *bench, rounds int) error {
+	for run := range b.runs + 1 {
+		pool := 1
+		if run == b.runs {
+			pool = 0
+		}
+		fmt.Printf("new MCP sessions, pool of %d, run %d ...\n", pool, run+1)
 		first, connect, exec, err := sessionRounds(ctx, b, pool, rounds)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if pool > 0 {
-			out["session_first_exec_ms"] = median(first)
-			out["session_connect_ms"] = median(connect)
-			out["session_exec_ms"] = median(exec)
+			b.add("session_first_exec_ms", median(first))
+			b.add("session_connect_ms", median(connect))
+			b.add("session_exec_ms", median(exec))
 		} else {
-			out["session_first_exec_nopool_ms"] = median(first)
+			b.add("session_first_exec_nopool_ms", median(first))
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // sessionRounds serves MCP over HTTP on loopback with a pool of the given

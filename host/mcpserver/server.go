@@ -67,6 +67,11 @@ func New(opts Options) (*Server, error) {
 		Logger:              newSlog(s.log.Named("http")),
 		SessionTimeout:      o.Settings.IdleTimeout,
 		MaxRequestBodyBytes: MaxRequestBytes,
+		// A reply is one application/json body rather than an SSE stream of
+		// one event: less to write and parse per call. What the server sends
+		// of its own during a call (an elicitation, a notification) goes on
+		// the session's standalone stream.
+		JSONResponse: true,
 	})
 	return s, nil
 }

@@ -94,7 +94,7 @@ func checkTS(t *testing.T, r tsResult, calc bool) {
 	if len(r.Tools) != 1 || r.Tools[0].Name != "execute_code" || !cmp.Equal(r.Tools[0].Required, []string{"code"}) {
 		t.Errorf("tools: %+v", r.Tools)
 	}
-	if r.First.IsError || r.First.Text != `{"result":42}` || r.First.Structured["result"] != 42.0 {
+	if r.First.IsError || r.First.Text != `{"result":42}` || r.First.Structured != nil {
 		t.Errorf("first call: %+v", r.First)
 	}
 	if r.State.Text != `{"result":41}` {
