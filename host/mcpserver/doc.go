@@ -3,8 +3,8 @@
 // sandbox of the session's own (package host).
 //
 // The tool's result is one JSON object, sent once, as a single text block
-// (execute_code declares no output schema, so no structured content): {"result": <value of the last expression>}
-// with an optional "note" (output truncated to its sbx.preview(), or no
+// (execute_code declares no output schema, so no structured content):
+// {"result": <value of the last expression>} with an optional "note" (output truncated to its sbx.preview(), or no
 // output), "files" (the paths the code wrote) and "view" (the HTML of
 // display()), or {"error": "<traceback>"} with isError set when the code
 // raised. The server's instructions are the sandbox's guide text
