@@ -71,19 +71,23 @@ func (b *bench) bridgesConfig(cfg *host.Config) (stop func()) {
 // measureBridges times sync calls through the built-in bridges.
 func (b *bench) measureBridges(samples sampler) error {
 	for _, br := range b.bridges {
-		var calls map[string]string
+		type call struct{ code, want string }
+		var calls map[string]call
 		switch br {
 		case "http":
-			calls = map[string]string{"bridge_http_p50_ms": "api.get('/ping')", "bridge_http_op_p50_ms": "api.ping()"}
+			calls = map[string]call{
+				"bridge_http_p50_ms":    {"api.get('/ping')['data']", `{"ok": True}`},
+				"bridge_http_op_p50_ms": {"api.ping()['data']", `{"ok": True}`},
+			}
 		case "mcp":
-			calls = map[string]string{"bridge_mcp_p50_ms": "everything.echo(message='x')"}
+			calls = map[string]call{"bridge_mcp_p50_ms": {"everything.echo(message='x')", `"Echo: x"`}}
 		}
-		for key, call := range calls {
-			v, err := samples("(lambda: "+call+")", b.execs)
+		for key, c := range calls {
+			v, err := samples("(lambda: "+c.code+")", c.want, b.execs)
 			if err != nil {
 				return fmt.Errorf("%s: %w", key, err)
 			}
-			b.set(key, percentile(v, 50))
+			b.add(key, percentile(v, 50))
 		}
 	}
 	return nil

@@ -115,15 +115,26 @@ func (f *floor) start() (*floorProc, time.Duration, error) {
 	return p, time.Since(began), nil
 }
 
-// exec runs code and waits for its answer.
-func (p *floorProc) exec(code string) error {
+// exec runs code, waits for its answer and checks that its result is the
+// JSON want.
+func (p *floorProc) exec(code, want string) error {
 	p.nextID++
 	b, _ := json.Marshal(map[string]any{"id": p.nextID, "code": code})
 	if _, err := p.stdin.Write(append(b, '\n')); err != nil {
 		return err
 	}
-	_, err := p.out.ReadString('\n')
-	return err
+	line, err := p.out.ReadString('\n')
+	if err != nil {
+		return err
+	}
+	var r struct {
+		ID     int             `json:"id"`
+		Result json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(line), &r); err != nil || r.ID != p.nextID || string(r.Result) != want {
+		return fmt.Errorf("floor: %s = %q, want %s", code, line, want)
+	}
+	return nil
 }
 
 func (p *floorProc) pid() int { return p.cmd.Process.Pid }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,10 +24,11 @@ func main() {
 		runtimeDir = flag.String("runtime", "", "runtime directory (default: $PARSELBOX_RUNTIME)")
 		out        = flag.String("out", "bench-results.json", "where to write the results")
 		boots      = flag.Int("boots", 5, "boots to measure for each kind")
-		execs      = flag.Int("execs", 300, "executions to measure")
+		execs      = flag.Int("execs", 300, "executions (and calls) to measure in each run")
+		runs       = flag.Int("runs", 5, "runs of every measurement with a target, to report its spread")
 	)
 	flag.Parse()
-	b := &bench{results: map[string]float64{}, boots: *boots, execs: *execs}
+	b := &bench{results: results{}, boots: *boots, execs: *execs, runs: max(*runs, 1)}
 	if err := b.run(*runtimeDir); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -41,15 +43,47 @@ func main() {
 }
 
 type bench struct {
-	results      map[string]float64
+	results      results
 	boots, execs int
+	runs         int
 	rt           *sandbox.Runtime
 	cacheDir     string
 	plugin       string   // the plugin binary measured, if any
 	bridges      []string // the built-in bridges measured
 }
 
-func (b *bench) set(key string, v float64) { b.results[key] = round(v) }
+// A metric is one figure over the runs that measured it: each run gives
+// one value (a median or percentile of its samples, or a single sample).
+// The table and the targets use the median of the runs; the JSON also has
+// the spread.
+type metric struct {
+	Median float64   `json:"median"`
+	Min    float64   `json:"min"`
+	Max    float64   `json:"max"`
+	Runs   []float64 `json:"runs"`
+}
+
+// results are the metrics by name.
+type results map[string]*metric
+
+// v is the median of a metric, 0 when it was not measured.
+func (r results) v(key string) float64 {
+	if m := r[key]; m != nil {
+		return m.Median
+	}
+	return 0
+}
+
+// add records one run's value of a metric.
+func (b *bench) add(key string, v float64) {
+	m := b.results[key]
+	if m == nil {
+		m = &metric{}
+		b.results[key] = m
+	}
+	m.Runs = append(m.Runs, round(v))
+	m.Median, m.Min, m.Max = round(median(m.Runs)), slices.Min(m.Runs), slices.Max(m.Runs)
+}
 
 func round(v float64) float64 {
 	f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'f', 2, 64), 64)
@@ -83,84 +117,120 @@ func (b *bench) run(runtimeDir string) error {
 	if err != nil {
 		return err
 	}
-	b.set("boot_cold_ms", ms(time.Since(began)))
+	b.add("boot_cold_ms", ms(time.Since(began)))
 	sb.Close()
 	if sb, err = b.start(ctx, false); err != nil { // builds the snapshot
 		return err
 	}
 	sb.Close()
 
-	// Snapshot boots, alternating with the floor's so both see the same load.
-	var ours, theirs []float64
+	// Snapshot boots, alternating with the floor's so both see the same
+	// load; each boot is one run.
 	for range b.boots {
 		began := time.Now()
 		sb, err := b.start(ctx, false)
 		if err != nil {
 			return err
 		}
-		ours = append(ours, ms(time.Since(began)))
+		b.add("boot_snapshot_ms", ms(time.Since(began)))
 		sb.Close()
 		fp, d, err := fl.start()
 		if err != nil {
 			return err
 		}
-		theirs = append(theirs, ms(d))
+		b.add("floor_boot_snapshot_ms", ms(d))
 		fp.close()
 	}
-	b.set("boot_snapshot_ms", median(ours))
-	b.set("floor_boot_snapshot_ms", median(theirs))
 
-	// Execution round trips of 1+1 on snapshot-booted processes.
-	sb, err = b.start(ctx, false)
+	mcp, err := b.openMCP(ctx)
 	if err != nil {
-		return err
+		return fmt.Errorf("MCP: %w", err)
 	}
-	defer sb.Close()
-	if mb, err := rssOf(sb.PID()); err == nil {
-		b.set("rss_mb", float64(mb))
-	}
-	fp, _, err := fl.start()
-	if err != nil {
-		return err
-	}
-	defer fp.close()
-	var execOurs, execTheirs []float64
-	for i := range b.execs + 20 {
-		t0 := time.Now()
-		if _, err := sb.Exec(ctx, "1+1", time.Minute); err != nil {
+	defer mcp.close()
+	for run := range b.runs {
+		fmt.Printf("exec and MCP round trips, run %d of %d ...\n", run+1, b.runs)
+		if err := b.execRun(ctx, fl, mcp); err != nil {
 			return err
 		}
-		d1 := time.Since(t0)
-		t0 = time.Now()
-		if err := fp.exec("1+1"); err != nil {
-			return err
-		}
-		d2 := time.Since(t0)
-		if i >= 20 { // after a warm-up
-			execOurs = append(execOurs, ms(d1))
-			execTheirs = append(execTheirs, ms(d2))
-		}
-	}
-	b.set("exec_p50_ms", percentile(execOurs, 50))
-	b.set("exec_p99_ms", percentile(execOurs, 99))
-	b.set("floor_exec_p50_ms", percentile(execTheirs, 50))
-	b.set("floor_exec_p99_ms", percentile(execTheirs, 99))
-	if mb, err := rssOf(sb.PID()); err == nil {
-		b.set("rss_after_execs_mb", float64(mb))
-	}
-	if mb, err := rssOf(fp.pid()); err == nil {
-		b.set("floor_rss_mb", float64(mb))
 	}
 	if err := b.runCalls(ctx); err != nil {
 		return err
 	}
 	b.measureResult(ctx)
-	figs, err := measureSessions(ctx, rt, b.cacheDir, 10)
-	if err != nil {
+	if err := measureSessions(ctx, b, 10); err != nil {
 		return fmt.Errorf("sessions: %w", err)
 	}
-	for k, v := range figs {
-		b.set(k, v)
+	return nil
+}
+
+// execRun is one run of exec round trips of 1+1: ours and the floor's on
+// freshly snapshot-booted processes, and execute_code over each MCP
+// transport, interleaved so that all see the same load. Every answer is
+// checked. The memory of both processes is read at boot and after the
+// same executions.
+func (b *bench) execRun(ctx context.Context, fl *floor, mc *mcpClients) error {
+	sb, err := b.start(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer sb.Close()
+	fp, _, err := fl.start()
+	if err != nil {
+		return err
+	}
+	defer fp.close()
+	if mb, err := rssOf(sb.PID()); err == nil {
+		b.add("rss_mb", float64(mb))
+	}
+	if mb, err := rssOf(fp.pid()); err == nil {
+		b.add("floor_rss_mb", float64(mb))
+	}
+	var ours, theirs, overHTTP, overStdio []float64
+	for i := range b.execs + 20 {
+		t0 := time.Now()
+		r, err := sb.Exec(ctx, "1+1", time.Minute)
+		d1 := time.Since(t0)
+		if err != nil {
+			return err
+		}
+		if r.Error != nil || string(r.Output) != "2" {
+			return fmt.Errorf("exec 1+1 = %s, error %+v", r.Output, r.Error)
+		}
+		t0 = time.Now()
+		if err := fp.exec("1+1", "2"); err != nil {
+			return err
+		}
+		d2 := time.Since(t0)
+		dh, err := callExec(ctx, mc.http, "1+1", `{"result":2}`)
+		if err != nil {
+			return fmt.Errorf("over HTTP: %w", err)
+		}
+		var ds time.Duration
+		if mc.stdio != nil {
+			if ds, err = callExec(ctx, mc.stdio, "1+1", `{"result":2}`); err != nil {
+				return fmt.Errorf("over stdio: %w", err)
+			}
+		}
+		if i >= 20 { // after a warm-up
+			ours, theirs = append(ours, ms(d1)), append(theirs, ms(d2))
+			overHTTP, overStdio = append(overHTTP, ms(dh)), append(overStdio, ms(ds))
+		}
+	}
+	b.add("exec_p50_ms", percentile(ours, 50))
+	b.add("exec_p99_ms", percentile(ours, 99))
+	b.add("floor_exec_p50_ms", percentile(theirs, 50))
+	b.add("floor_exec_p99_ms", percentile(theirs, 99))
+	b.add("mcp_exec_p50_ms", percentile(overHTTP, 50))
+	b.add("mcp_exec_p99_ms", percentile(overHTTP, 99))
+	if mc.stdio != nil {
+		b.add("mcp_stdio_exec_p50_ms", percentile(overStdio, 50))
+		b.add("mcp_stdio_exec_p99_ms", percentile(overStdio, 99))
+	}
+	if mb, err := rssOf(sb.PID()); err == nil {
+		b.add("rss_after_execs_mb", float64(mb))
+	}
+	if mb, err := rssOf(fp.pid()); err == nil {
+		b.add("floor_rss_after_execs_mb", float64(mb))
 	}
 	return nil
 }
@@ -210,33 +280,33 @@ func rssOf(pid int) (int, error) {
 // the goal.
 type target struct {
 	key, floor, goal string
-	ok               func(r map[string]float64) bool
+	ok               func(r results) bool
 }
 
 var targets = []target{
 	{"boot_cold_ms", "", "", nil},
-	{"boot_snapshot_ms", "floor_boot_snapshot_ms", "≤ 1.3 × floor", func(r map[string]float64) bool {
-		return r["boot_snapshot_ms"] <= 1.3*r["floor_boot_snapshot_ms"]
+	{"boot_snapshot_ms", "floor_boot_snapshot_ms", "≤ 1.3 × floor", func(r results) bool {
+		return r.v("boot_snapshot_ms") <= 1.3*r.v("floor_boot_snapshot_ms")
 	}},
-	{"exec_p50_ms", "floor_exec_p50_ms", "≤ floor + 2 ms", func(r map[string]float64) bool {
-		return r["exec_p50_ms"] <= r["floor_exec_p50_ms"]+2
+	{"exec_p50_ms", "floor_exec_p50_ms", "≤ floor + 0.2 ms", func(r results) bool {
+		return r.v("exec_p50_ms") <= r.v("floor_exec_p50_ms")+0.2
 	}},
 	{"exec_p99_ms", "floor_exec_p99_ms", "", nil},
-	{"rss_mb", "floor_rss_mb", "≤ 250 MB", func(r map[string]float64) bool { return r["rss_mb"] <= 250 }},
-	{"rss_after_execs_mb", "", "", nil},
+	{"rss_mb", "floor_rss_mb", "≤ 250 MB (at boot)", func(r results) bool { return r.v("rss_mb") <= 250 }},
+	{"rss_after_execs_mb", "floor_rss_after_execs_mb", "", nil},
 }
 
 func (b *bench) print() {
-	fmt.Printf("\n%-30s %10s %12s  %-22s %s\n", "metric", "parselbox", "baseline", "target", "")
-	all := append(append(append(targets, callTargets...), bridgeTargets...), sessionTargets...)
+	fmt.Printf("\n%-30s %10s %12s  %-24s %-7s %s\n", "metric", "parselbox", "baseline", "target", "", "runs: min / median / max")
+	all := slices.Concat(targets, mcpTargets, callTargets, bridgeTargets, sessionTargets)
 	for _, t := range all {
-		v, ok := b.results[t.key]
+		m, ok := b.results[t.key]
 		if !ok {
 			continue
 		}
 		fl := ""
 		if f, ok := b.results[t.floor]; ok {
-			fl = strconv.FormatFloat(f, 'f', 2, 64)
+			fl = strconv.FormatFloat(f.Median, 'f', 2, 64)
 		}
 		verdict := ""
 		if t.ok != nil {
@@ -245,6 +315,13 @@ func (b *bench) print() {
 				verdict = "MISSED"
 			}
 		}
-		fmt.Printf("%-30s %10.2f %12s  %-22s %s\n", t.key, v, fl, t.goal, verdict)
+		spread := ""
+		if len(m.Runs) > 1 {
+			spread = fmt.Sprintf("%d: %.2f / %.2f / %.2f", len(m.Runs), m.Min, m.Median, m.Max)
+			if f, ok := b.results[t.floor]; ok && len(f.Runs) > 1 {
+				spread += fmt.Sprintf("  (baseline %.2f / %.2f / %.2f)", f.Min, f.Median, f.Max)
+			}
+		}
+		fmt.Printf("%-30s %10.2f %12s  %-24s %-7s %s\n", t.key, m.Median, fl, t.goal, verdict, spread)
 	}
 }

@@ -6,13 +6,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/parselbox/parselbox/host"
 )
 
-// sampler times n sync calls of a tool from Python.
-type sampler func(fn string, n int) ([]float64, error)
+// sampler times n sync calls of a tool from Python, each of which must
+// return the value of the Python expression want.
+type sampler func(fn, want string, n int) ([]float64, error)
 
 // pluginConfig adds the greeter example bridge (built by make build into
 // bin/parselbox-bridge-greeter) as the plugin measured.
@@ -29,25 +31,35 @@ func (b *bench) pluginConfig(cfg *host.Config) error {
 	return nil
 }
 
-// measurePlugin measures sync calls through the plugin and its memory.
-func (b *bench) measurePlugin(eval func(string) (any, error), samples sampler) error {
+// measurePlugin measures sync calls through the plugin, and in the first
+// run its memory.
+func (b *bench) measurePlugin(samples sampler, first bool) error {
 	if b.plugin == "" {
 		return nil
 	}
-	v, err := samples("(lambda: greeter.greet('ada'))", b.execs)
+	v, err := samples("(lambda: greeter.greet('ada'))", `"hello, ada"`, b.execs)
 	if err != nil {
 		return err
 	}
-	b.set("call_plugin_p50_ms", percentile(v, 50))
-	b.set("call_plugin_p99_ms", percentile(v, 99))
-	out, err := exec.Command("pgrep", "-f", b.plugin).Output()
+	b.add("call_plugin_p50_ms", percentile(v, 50))
+	b.add("call_plugin_p99_ms", percentile(v, 99))
+	if !first {
+		return nil
+	}
+	// TODO(plugin PID): take the PID from the plugin manager once it
+	// exposes it. Until then: the one child of this process running the
+	// plugin binary (pgrep -P), never another user's process of that name.
+	out, err := exec.Command("pgrep", "-P", strconv.Itoa(os.Getpid()), "-f", b.plugin).Output()
 	if err != nil {
 		return fmt.Errorf("finding the plugin process: %w", err)
 	}
-	var pid int
-	fmt.Sscan(strings.Fields(string(out))[0], &pid)
+	pids := strings.Fields(string(out))
+	if len(pids) != 1 {
+		return fmt.Errorf("finding the plugin process: %d children run %s", len(pids), b.plugin)
+	}
+	pid, _ := strconv.Atoi(pids[0])
 	if mb, err := rssOf(pid); err == nil {
-		b.set("plugin_rss_mb", float64(mb))
+		b.add("plugin_rss_mb", float64(mb))
 	}
 	return nil
 }

@@ -8,9 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/parselbox/parselbox/host"
 	"github.com/parselbox/parselbox/host/mcpserver"
-	"github.com/parselbox/parselbox/host/sandbox"
 )
 
 // sessionTargets are the lines of the table for a new MCP session over
@@ -18,46 +16,47 @@ import (
 // execute_code("1 + 1"), with the warm pool and without it (then the
 // sandbox boots from the snapshot when the client initializes).
 var sessionTargets = []target{
-	{"session_first_exec_ms", "session_first_exec_nopool_ms", "≤ 50 ms", func(r map[string]float64) bool {
-		return r["session_first_exec_ms"] <= 50
+	{"session_first_exec_ms", "session_first_exec_nopool_ms", "≤ 50 ms", func(r results) bool {
+		return r.v("session_first_exec_ms") <= 50
 	}},
 	{"session_first_exec_nopool_ms", "", "", nil},
 	{"session_connect_ms", "", "", nil},
 	{"session_exec_ms", "", "", nil},
 }
 
-// measureSessions returns the medians, in ms, over rounds new sessions:
-// session_first_exec_ms (pool of 1) and session_first_exec_nopool_ms, and
-// of the pooled figure its two parts, session_connect_ms (the go-sdk
-// client's connect: its discover probe, initialize, initialized) and
-// session_exec_ms (the first execute_code).
-func measureSessions(ctx context.Context, rt *sandbox.Runtime, cacheDir string, rounds int) (map[string]float64, error) {
-	out := map[string]float64{}
-	for _, pool := range []int{1, -1} {
-		first, connect, exec, err := sessionRounds(ctx, rt, cacheDir, pool, rounds)
+// measureSessions adds, in ms, over rounds new sessions:
+// session_first_exec_ms (pool of 1; one value per run, each the median of
+// its rounds) and session_first_exec_nopool_ms (once), and of the pooled
+// figure its two parts, session_connect_ms (the go-sdk client's connect: its
+// discover probe, initialize, initialized) and session_exec_ms (the first
+// execute_code).
+func measureSessions(ctx context.Context, b *bench, rounds int) error {
+	for run := range b.runs + 1 {
+		pool := 1
+		if run == b.runs {
+			pool = 0
+		}
+		fmt.Printf("new MCP sessions, pool of %d, run %d ...\n", pool, run+1)
+		first, connect, exec, err := sessionRounds(ctx, b, pool, rounds)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if pool > 0 {
-			out["session_first_exec_ms"] = median(first)
-			out["session_connect_ms"] = median(connect)
-			out["session_exec_ms"] = median(exec)
+			b.add("session_first_exec_ms", median(first))
+			b.add("session_connect_ms", median(connect))
+			b.add("session_exec_ms", median(exec))
 		} else {
-			out["session_first_exec_nopool_ms"] = median(first)
+			b.add("session_first_exec_nopool_ms", median(first))
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // sessionRounds serves MCP over HTTP on loopback with a pool of the given
-// size (-1: none) and times rounds new sessions, one at a time, each
+// size (0: none) and times rounds new sessions, one at a time, each
 // started once the previous one is gone and the pool is full again.
-func sessionRounds(ctx context.Context, rt *sandbox.Runtime, cacheDir string, pool, rounds int) (first, connect, exec []float64, err error) {
-	srv, err := mcpserver.New(mcpserver.Options{
-		Config:   host.Config{RuntimeDir: rt.Dir, CacheDir: cacheDir},
-		PoolSize: pool,
-		Version:  "bench",
-	})
+func sessionRounds(ctx context.Context, b *bench, pool, rounds int) (first, connect, exec []float64, err error) {
+	srv, err := mcpserver.New(b.mcpOptions(pool))
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -95,10 +94,7 @@ func sessionRounds(ctx context.Context, rt *sandbox.Runtime, cacheDir string, po
 			return nil, nil, nil, fmt.Errorf("connecting: %w", err)
 		}
 		connected := time.Now()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpserver.ToolName, Arguments: map[string]any{"code": "1 + 1"}})
-		if err == nil && res.IsError {
-			err = fmt.Errorf("execute_code failed: %v", res.Content)
-		}
+		_, err = callExec(ctx, cs, "1 + 1", `{"result":2}`)
 		end := time.Now()
 		cs.Close()
 		if err != nil {

@@ -1,9 +1,20 @@
 package host
 
 import (
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/parselbox/parselbox/sdk"
 )
 
 // Defaults for the zero values of Config.
@@ -16,24 +27,33 @@ const (
 )
 
 // Config says what a sandbox may do and which bridges it reaches. The file
-// form (HCL or YAML, loaded by package host/config) uses the koanf keys; the
-// fields tagged "-" exist only in the Go API.
+// form (HCL, YAML or JSON, loaded by package host/config) uses the koanf
+// keys; the fields tagged "-" exist only in the Go API. Validate is the one
+// check of a Config, wherever it came from; New calls it.
 //
 // Zero values mean the defaults: Memory 0 is DefaultMemoryMB, Timeout 0 is
 // DefaultTimeout. A negative Timeout disables the limit (in a file and on the
 // command line, `timeout = 0` does).
+//
+// A new key is a field with its koanf tag, its rule in Validate, a flag in
+// cmd/parselbox and an entry in parselbox.hcl.example. Two more tags tell
+// the file loader about a field: file:"path" resolves a relative value
+// against the file's directory (file:"command": only when it has a slash;
+// file:"object": any JSON object, whose keys are the bridge's to check),
+// and want completes "must be ..." when a value of the wrong type deserves
+// a better message than "must be a string".
 type Config struct {
 	// RuntimeDir holds the pinned runtime (`make runtime`): node_modules with
 	// Deno and Pyodide. Empty: $PARSELBOX_RUNTIME, then next to the binary.
-	RuntimeDir string `koanf:"runtime_dir"`
+	RuntimeDir string `koanf:"runtime_dir" file:"path"`
 	// CacheDir holds the Pyodide memory snapshot and Deno's cache. Empty: the
 	// user cache dir (os.UserCacheDir()/parselbox).
-	CacheDir string `koanf:"cache_dir"`
+	CacheDir string `koanf:"cache_dir" file:"path"`
 
 	// OutputDir backs /workspace. Empty: a temporary directory removed on Close.
-	OutputDir string `koanf:"output_dir"`
+	OutputDir string `koanf:"output_dir" file:"path"`
 	// Files are host files copied into /files at start, by base name.
-	Files []string `koanf:"files"`
+	Files []string `koanf:"files" file:"path"`
 	// Mounts map host directories to /mnt/<target>, keyed by target.
 	Mounts map[string]Mount `koanf:"mount"`
 
@@ -44,23 +64,23 @@ type Config struct {
 	AllowNet []string `koanf:"allow_net"`
 
 	// Memory caps the sandbox's Python heap, in MB.
-	Memory int `koanf:"memory"`
+	Memory int `koanf:"memory" want:"a whole number of MB from 1 to 4096 (the 32-bit WebAssembly limit)"`
 	// Timeout bounds one execution.
-	Timeout time.Duration `koanf:"timeout"`
+	Timeout time.Duration `koanf:"timeout" want:"a number of seconds or a duration such as \"90s\" (0 turns the limit off)"`
 	// WorkspaceQuota caps, in MB, what the sandbox may store in /workspace,
 	// /files and the rw mounts, counted from what they hold at start: a
 	// write past it fails in Python with OSError (ENOSPC, "quota exceeded")
 	// and writes nothing. Zero means DefaultWorkspaceQuotaMB.
-	WorkspaceQuota int `koanf:"workspace_quota"`
+	WorkspaceQuota int `koanf:"workspace_quota" want:"a whole number of MB, 0 (the default) or more"`
 	// MaxMessageSize caps, in MB, one message between the host and the
 	// sandbox: a tool call's arguments, a tool's result. Over it, the call
 	// fails in Python with an error naming this option. Zero means
 	// DefaultMaxMessageSizeMB.
-	MaxMessageSize int `koanf:"max_message_size"`
+	MaxMessageSize int `koanf:"max_message_size" want:"a whole number of MB, 0 (the default) or more"`
 	// MaxResultSize caps, in MB, one execution's result (its output with
 	// stdout and stderr): a larger one fails the execution with an error
 	// naming this option. Zero means DefaultMaxResultSizeMB.
-	MaxResultSize int `koanf:"max_result_size"`
+	MaxResultSize int `koanf:"max_result_size" want:"a whole number of MB, 0 (the default) or more"`
 	// Env is the sandbox's whole environment (os.environ in Python); the
 	// host's own environment is never passed.
 	Env map[string]string `koanf:"env"`
@@ -71,12 +91,12 @@ type Config struct {
 	Bridges map[string]BridgeConfig `koanf:"bridge"`
 	// PluginDirs are searched, after the directory of the parselbox binary,
 	// for parselbox-bridge-<name> binaries.
-	PluginDirs []string `koanf:"plugin_dirs"`
+	PluginDirs []string `koanf:"plugin_dirs" file:"path"`
 
 	// MCP is the path of an mcp.json file, the format MCP clients share:
 	// {"mcpServers": {"NAME": {...}}}. Each server in it becomes a namespace
 	// (see MCPServer); the file is read by New.
-	MCP string `koanf:"mcp"`
+	MCP string `koanf:"mcp" file:"path"`
 	// MCPServers declares MCP servers in the configuration itself, keyed by
 	// name. Each becomes the namespace MCPNamespace(name), served by the
 	// mcpproxy plugin.
@@ -94,7 +114,7 @@ type Config struct {
 // Mount maps a host directory into the sandbox at /mnt/<target>.
 type Mount struct {
 	// Source is the host directory.
-	Source string `koanf:"source"`
+	Source string `koanf:"source" file:"path"`
 	// Mode is "ro" (the default) or "rw".
 	Mode string `koanf:"mode"`
 }
@@ -107,18 +127,18 @@ type BridgeConfig struct {
 	// Plugin names the plugin: "greeter" resolves to a
 	// parselbox-bridge-greeter binary in the plugin directories; a value
 	// containing a slash is a path to the binary.
-	Plugin string `koanf:"plugin"`
+	Plugin string `koanf:"plugin" file:"command"`
 	// SHA256, if set, pins the binary: a mismatch refuses to start it.
 	SHA256 string `koanf:"sha256"`
 	// Env names host environment variables passed to the plugin process
 	// (nothing else of the host's environment is).
 	Env []string `koanf:"env"`
 	// Config is the bridge's own configuration, handed to it as JSON.
-	Config map[string]any `koanf:"config"`
+	Config map[string]any `koanf:"config" file:"object"`
 	// Dir is the plugin's working directory, against which relative paths in
 	// Config resolve (a spec file, a shell's cwd). In a configuration file it
 	// defaults to the file's directory; empty is the host's working directory.
-	Dir string `koanf:"dir"`
+	Dir string `koanf:"dir" file:"path"`
 }
 
 // MCPServer declares an MCP server whose tools become a namespace: a stdio
@@ -130,7 +150,7 @@ type MCPServer struct {
 	Type string `koanf:"type" json:"type,omitempty"`
 	// Command starts a stdio server: a path (with a slash), or a name looked
 	// up in the server's PATH.
-	Command string `koanf:"command" json:"command,omitempty"`
+	Command string `koanf:"command" json:"command,omitempty" file:"command"`
 	// Args are the command's arguments, passed as they are.
 	Args []string `koanf:"args" json:"args,omitempty"`
 	// Env is added to a stdio server's environment, which is otherwise only
@@ -142,3 +162,244 @@ type MCPServer struct {
 	// Headers are sent with every request to an HTTP server.
 	Headers map[string]string `koanf:"headers" json:"headers,omitempty"`
 }
+
+// A KeyError is a problem with one value of a Config, found by Validate.
+// Key is the value's path in the terms of a configuration file: `memory`,
+// `allow_net[1]`, `mount "data".mode`, `bridge "greeter"`; a key left out
+// is reported at its block with the Message `missing key "NAME"`. Package
+// host/config turns a Key into the file and line, or the flag, that set it.
+type KeyError struct {
+	Key     string
+	Message string
+}
+
+func (e *KeyError) Error() string { return e.Key + ": " + e.Message }
+
+// ConfigKey is the path of the value at fault (the interface a bridge's
+// own configuration errors share).
+func (e *KeyError) ConfigKey() string { return e.Key }
+
+// Validate checks the Config, however it was built (a file, flags, Go):
+// names that become Python names, mount targets and modes, allow_net
+// entries, memory, bridges (plugin, digest, variable names) and MCP
+// servers. It is the only check of a Config: New calls it, and so does
+// package host/config, to place each problem in the file. Problems come
+// back as *KeyError values, joined with errors.Join in a stable order.
+// A bridge's own config is not looked into: the bridge checks it.
+func (c *Config) Validate() error {
+	var v validation
+	for i, p := range c.Files {
+		if p == "" {
+			v.bad(index("files", i), "must not be empty")
+		}
+	}
+	for i, p := range c.PluginDirs {
+		if p == "" {
+			v.bad(index("plugin_dirs", i), "must not be empty")
+		}
+	}
+	for _, target := range slices.Sorted(maps.Keys(c.Mounts)) {
+		m, key := c.Mounts[target], entry("mount", target)
+		if !validTarget(target) {
+			v.bad(key, `target must be a relative path such as "data" or "data/sub", without empty, "." or ".." parts`)
+		}
+		if m.Source == "" {
+			v.missing(key, "source")
+		}
+		if m.Mode != "" && m.Mode != "ro" && m.Mode != "rw" {
+			v.bad(sub(key, "mode"), `must be "ro" or "rw", got %q`, m.Mode)
+		}
+	}
+	for i, hp := range c.AllowNet {
+		if !validHostPort(hp) {
+			v.bad(index("allow_net", i), `must be "host:port" with a port from 1 to 65535, got %q`, hp)
+		}
+	}
+	if c.Memory < 0 || c.Memory > MaxMemoryMB {
+		v.bad("memory", "must be a whole number of MB from 1 to %d (the 32-bit WebAssembly limit), got %d", MaxMemoryMB, c.Memory)
+	}
+	for _, l := range []struct {
+		key string
+		mb  int
+	}{{"workspace_quota", c.WorkspaceQuota}, {"max_message_size", c.MaxMessageSize}, {"max_result_size", c.MaxResultSize}} {
+		if l.mb < 0 {
+			v.bad(l.key, "must be a whole number of MB, 0 (the default) or more, got %d", l.mb)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Env)) {
+		v.envName(entry("env", name), name)
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Globals)) {
+		v.identifier(entry("globals", name), name)
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Bridges)) {
+		b, key := c.Bridges[name], entry("bridge", name)
+		v.identifier(key, name)
+		if b.Plugin == "" {
+			v.missing(key, "plugin")
+		}
+		if b.SHA256 != "" && !sha256Hex.MatchString(b.SHA256) {
+			v.bad(sub(key, "sha256"), "must be 64 hex digits, got %q", b.SHA256)
+		}
+		for i, name := range b.Env {
+			v.envName(index(sub(key, "env"), i), name)
+		}
+	}
+	owner := map[string]string{} // namespace → MCP server name
+	for _, name := range slices.Sorted(maps.Keys(c.MCPServers)) {
+		key, ns := entry("mcp_server", name), MCPNamespace(name)
+		if msg := namespaceProblem(ns); msg != "" {
+			v.bad(key, "%s", msg)
+		} else if owner[ns] != "" {
+			v.bad(key, "the namespace %q is also that of mcp_server %q", ns, owner[ns])
+		} else if _, dup := c.Bridges[ns]; dup {
+			v.bad(key, "the namespace %q is also a bridge", ns)
+		} else {
+			owner[ns] = name
+		}
+		c.MCPServers[name].check(key, &v)
+	}
+	return v.err()
+}
+
+// check validates an MCP server entry at key and returns its transport:
+// Type, or what Command or URL imply. It is the one check of an entry,
+// whether it comes from Config.MCPServers or from the mcp.json file of
+// Config.MCP.
+func (m MCPServer) check(key string, v *validation) string {
+	typ := m.Type
+	if typ == "" && m.Command != "" {
+		typ = "stdio"
+	} else if typ == "" && m.URL != "" {
+		typ = "http"
+	}
+	switch typ {
+	case "":
+		v.bad(key, `needs a "command" (a stdio server) or a "url" (an http server)`)
+	case "stdio":
+		if m.Command == "" {
+			v.missing(key, "command")
+		}
+		if m.URL != "" {
+			v.bad(sub(key, "url"), "is for http servers; this one is stdio")
+		}
+		if len(m.Headers) > 0 {
+			v.bad(sub(key, "headers"), "are for http servers; this one is stdio")
+		}
+	case "http", "sse":
+		if m.URL == "" {
+			v.missing(key, "url")
+		} else if u, err := url.Parse(m.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			v.bad(sub(key, "url"), "must be an http:// or https:// URL, got %q", m.URL)
+		}
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"command", m.Command != ""}, {"args", len(m.Args) > 0}, {"env", len(m.Env) > 0}} {
+			if f.set {
+				v.bad(sub(key, f.name), "is for stdio servers; this one is %s", typ)
+			}
+		}
+	default:
+		v.bad(sub(key, "type"), `must be "stdio", "http" or "sse", got %q`, m.Type)
+	}
+	for _, name := range slices.Sorted(maps.Keys(m.Env)) {
+		v.envName(entry(sub(key, "env"), name), name)
+	}
+	for _, h := range slices.Sorted(maps.Keys(m.Headers)) {
+		if !headerName.MatchString(h) {
+			v.bad(entry(sub(key, "headers"), h), "not an HTTP header name")
+		}
+	}
+	return typ
+}
+
+// namespaceProblem says why ns, made from an MCP server's name, cannot be a
+// Python namespace; "" when it can.
+func namespaceProblem(ns string) string {
+	switch {
+	case ns == "" || ns[0] >= '0' && ns[0] <= '9':
+		return fmt.Sprintf("the name must make a Python namespace (its letters, digits and _, not starting with a digit), got %q", ns)
+	case sdk.IsPythonKeyword(ns):
+		return fmt.Sprintf("the namespace %q is a Python keyword", ns)
+	}
+	return ""
+}
+
+// validation collects the problems Validate finds.
+type validation struct{ errs []error }
+
+func (v *validation) bad(key, format string, args ...any) {
+	v.errs = append(v.errs, &KeyError{Key: key, Message: fmt.Sprintf(format, args...)})
+}
+
+// missing reports a required key left out of the block at key.
+func (v *validation) missing(key, name string) { v.bad(key, "missing key %q", name) }
+
+// identifier checks a name that becomes a Python namespace or global.
+func (v *validation) identifier(key, name string) {
+	switch {
+	case !identifier.MatchString(name):
+		v.bad(key, "name must be a Python identifier (letters, digits and _, not starting with a digit)")
+	case sdk.IsPythonKeyword(name):
+		v.bad(key, "name must not be a Python keyword")
+	}
+}
+
+// envName checks an environment variable name.
+func (v *validation) envName(key, name string) {
+	if !identifier.MatchString(name) {
+		v.bad(key, "variable name must be letters, digits and _, not starting with a digit")
+	}
+}
+
+func (v *validation) err() error { return errors.Join(v.errs...) }
+
+var (
+	identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	sha256Hex  = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+	headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$") // an HTTP token
+	hostname   = regexp.MustCompile(`^[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?)*$`)
+)
+
+// validTarget accepts a mount target: a relative path below /mnt, such as
+// "data" or "data/sub".
+func validTarget(target string) bool {
+	if target == "" || strings.ContainsAny(target, "\\\x00") {
+		return false
+	}
+	for seg := range strings.SplitSeq(target, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+// validHostPort accepts "host:port" as Deno's --allow-net takes it: a host
+// name or IP address (IPv6 in brackets) and a port from 1 to 65535.
+func validHostPort(s string) bool {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return false
+	}
+	p, err := strconv.Atoi(port)
+	return err == nil && p >= 1 && p <= 65535 &&
+		(hostname.MatchString(host) || (net.ParseIP(host) != nil && !strings.Contains(host, "%")))
+}
+
+// Key paths, as KeyError.Key writes them.
+
+// sub is the key name inside path: `bridge "x".plugin`.
+func sub(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// entry is the entry named by the user inside path: `bridge "x"`.
+func entry(path, name string) string { return fmt.Sprintf("%s %q", path, name) }
+
+// index is element i of the list at path: `allow_net[1]`.
+func index(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }

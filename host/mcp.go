@@ -7,11 +7,9 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -41,16 +39,45 @@ func MCPNamespace(name string) string {
 	}, name), "_")
 }
 
-// mcpServer is an MCP server of the configuration, with where it comes from.
+// mcpServer is an MCP server of the configuration, with where it comes
+// from: an mcp_server entry, or an entry of the mcp.json file at line.
 type mcpServer struct {
-	name   string
-	origin string // `mcp_server "name"`, or `FILE:LINE: mcpServers "name"`
-	srv    MCPServer
+	name string
+	file string // the mcp.json; "" for an mcp_server entry
+	line int
+	srv  MCPServer
+}
+
+// key names the entry as an error does: `mcp_server "name"`, or
+// `mcpServers "name"` in an mcp.json.
+func (m mcpServer) key() string {
+	if m.file == "" {
+		return entry("mcp_server", m.name)
+	}
+	return entry("mcpServers", m.name)
+}
+
+// origin is the key, with the file and line for an mcp.json entry.
+func (m mcpServer) origin() string {
+	if m.file == "" {
+		return m.key()
+	}
+	return fmt.Sprintf("%s in %s:%d", m.key(), m.file, m.line)
+}
+
+// problem is a ConfigError for the entry: its key errors, placed in the
+// mcp.json when it comes from there.
+func (m mcpServer) problem(err error) error {
+	if m.file != "" {
+		err = fmt.Errorf("%s:%d: %w", m.file, m.line, err)
+	}
+	return &ConfigError{err}
 }
 
 // mcpBridges returns the bridges that serve the configured MCP servers
 // (Config.MCP and Config.MCPServers), keyed by namespace: plugin
-// MCPPlugin, with the server's entry (and its name) as configuration.
+// MCPPlugin, with the server's entry (and its name) as configuration. The
+// entries of the mcp.json get the checks Validate gives mcp_server entries.
 func (s *Sandbox) mcpBridges() (map[string]BridgeConfig, error) {
 	var all []mcpServer
 	if s.cfg.MCP != "" {
@@ -61,31 +88,29 @@ func (s *Sandbox) mcpBridges() (map[string]BridgeConfig, error) {
 		all = append(all, fromFile...)
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.cfg.MCPServers)) {
-		all = append(all, mcpServer{name: name, origin: fmt.Sprintf("mcp_server %q", name), srv: s.cfg.MCPServers[name]})
+		all = append(all, mcpServer{name: name, srv: s.cfg.MCPServers[name]})
 	}
 	out := map[string]BridgeConfig{}
-	origins := map[string]string{}
+	owners := map[string]mcpServer{}
 	for _, m := range all {
+		var v validation
 		ns := MCPNamespace(m.name)
-		if err := checkMCPNamespace(ns); err != nil {
-			return nil, configErrorf("%s: %v", m.origin, err)
+		if msg := namespaceProblem(ns); msg != "" {
+			v.bad(m.key(), "%s", msg)
+		} else if prev, dup := owners[ns]; dup {
+			v.bad(m.key(), "the namespace %q is also that of %s", ns, prev.origin())
+		} else if _, dup := s.cfg.Bridges[ns]; dup {
+			v.bad(m.key(), "the namespace %q is also a bridge", ns)
 		}
-		if prev, dup := origins[ns]; dup {
-			return nil, configErrorf("%s: the namespace %q is taken by %s", m.origin, ns, prev)
+		m.srv.Type = m.srv.check(m.key(), &v)
+		if err := v.err(); err != nil {
+			return nil, m.problem(err)
 		}
-		if _, dup := s.cfg.Bridges[ns]; dup {
-			return nil, configErrorf("%s: the namespace %q is taken by bridge %q", m.origin, ns, ns)
-		}
-		typ, err := checkMCPServer(m.srv)
-		if err != nil {
-			return nil, configErrorf("%s: %v", m.origin, err)
-		}
-		m.srv.Type = typ
 		config, err := entryConfig(m.name, m.srv)
 		if err != nil {
-			return nil, configErrorf("%s: %v", m.origin, err)
+			return nil, m.problem(err)
 		}
-		origins[ns] = m.origin
+		owners[ns] = m
 		out[ns] = BridgeConfig{Plugin: MCPPlugin, Config: config}
 	}
 	return out, nil
@@ -104,92 +129,6 @@ func entryConfig(name string, srv MCPServer) (map[string]any, error) {
 	}
 	m["name"] = name
 	return m, nil
-}
-
-// checkMCPNamespace accepts a namespace made from a server's name.
-func checkMCPNamespace(ns string) error {
-	switch {
-	case ns == "":
-		return errors.New("the name has no letter or digit to make a Python namespace of")
-	case ns[0] >= '0' && ns[0] <= '9':
-		return fmt.Errorf("the namespace %q would start with a digit: rename the server", ns)
-	case isPythonKeyword(ns):
-		return fmt.Errorf("the namespace %q is a Python keyword: rename the server", ns)
-	}
-	return nil
-}
-
-var (
-	mcpEnvName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	mcpHeaderName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$") // an HTTP token
-)
-
-// checkMCPServer checks an entry and returns its transport type.
-func checkMCPServer(srv MCPServer) (string, error) {
-	typ := srv.Type
-	if typ == "" {
-		switch {
-		case srv.Command != "":
-			typ = "stdio"
-		case srv.URL != "":
-			typ = "http"
-		default:
-			return "", errors.New(`give a "command" (a stdio server) or a "url" (an http server)`)
-		}
-	}
-	switch typ {
-	case "stdio":
-		switch {
-		case srv.Command == "":
-			return "", errors.New(`a stdio server needs a "command"`)
-		case srv.URL != "" || len(srv.Headers) > 0:
-			return "", errors.New(`"url" and "headers" are for http servers; this one has a "command"`)
-		}
-	case "http", "sse":
-		if err := checkMCPURL(srv.URL); err != nil {
-			return "", err
-		}
-		if srv.Command != "" || len(srv.Args) > 0 || len(srv.Env) > 0 {
-			return "", fmt.Errorf(`"command", "args" and "env" are for stdio servers; this one is %s`, typ)
-		}
-	default:
-		return "", fmt.Errorf(`type must be "stdio", "http" or "sse", got %q`, typ)
-	}
-	for _, k := range slices.Sorted(maps.Keys(srv.Env)) {
-		if !mcpEnvName.MatchString(k) {
-			return "", fmt.Errorf("env %q: a variable name is letters, digits and _, not starting with a digit", k)
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(srv.Headers)) {
-		if !mcpHeaderName.MatchString(k) {
-			return "", fmt.Errorf("headers %q: not an HTTP header name", k)
-		}
-	}
-	return typ, nil
-}
-
-func checkMCPURL(s string) error {
-	if s == "" {
-		return errors.New(`an http server needs a "url"`)
-	}
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("url must be an http:// or https:// URL, got %q", s)
-	}
-	return nil
-}
-
-// isPythonKeyword reports whether name is one of Python's hard keywords.
-func isPythonKeyword(name string) bool {
-	switch name {
-	case "False", "None", "True", "and", "as", "assert", "async", "await",
-		"break", "class", "continue", "def", "del", "elif", "else", "except",
-		"finally", "for", "from", "global", "if", "import", "in", "is",
-		"lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try",
-		"while", "with", "yield":
-		return true
-	}
-	return false
 }
 
 // mcpFileEntry is an entry of an mcp.json. Keys that other MCP clients use
@@ -304,9 +243,8 @@ func (r *mcpFileReader) read() ([]mcpServer, error) {
 				continue
 			}
 			servers = append(servers, mcpServer{
-				name:   name,
-				origin: fmt.Sprintf("%s:%d: mcpServers %q", r.path, line, name),
-				srv:    MCPServer{Type: e.Type, Command: e.Command, Args: e.Args, Env: e.Env, URL: e.URL, Headers: e.Headers},
+				name: name, file: r.path, line: line,
+				srv: MCPServer{Type: e.Type, Command: e.Command, Args: e.Args, Env: e.Env, URL: e.URL, Headers: e.Headers},
 			})
 		}
 		if _, err := r.dec.Token(); err != nil { // the closing }

@@ -95,15 +95,15 @@ func TestMCPConfigErrors(t *testing.T) {
 		"duplicate":        {file: "{\"mcpServers\": {\n\"a\": {\"command\": \"x\"},\n\"a\": {\"command\": \"y\"}}}", want: `mcp.json:3: mcpServers "a": duplicate server (first on line 2)`},
 		"wrong type":       {file: "{\"mcpServers\": {\n\"a\": {\"command\": \"x\", \"env\": {\"K\": 1}}}}", want: `mcp.json:2: mcpServers "a": env: must be an object of strings, got a number`},
 		"entry not object": {file: "{\"mcpServers\": {\n\"a\": \"npx\"}}", want: `mcp.json:2: mcpServers "a": must be an object`},
-		"no command":       {file: "{\"mcpServers\": {\n\"a\": {\"args\": [\"x\"]}}}", want: `mcp.json:2: mcpServers "a": give a "command"`},
-		"bad url":          {file: `{"mcpServers": {"a": {"url": "ws://h"}}}`, want: `url must be an http:// or https:// URL, got "ws://h"`},
+		"no command":       {file: "{\"mcpServers\": {\n\"a\": {\"args\": [\"x\"]}}}", want: `mcp.json:2: mcpServers "a": needs a "command" (a stdio server) or a "url" (an http server)`},
+		"bad url":          {file: `{"mcpServers": {"a": {"url": "ws://h"}}}`, want: `mcp.json:1: mcpServers "a".url: must be an http:// or https:// URL, got "ws://h"`},
 		"keyword":          {servers: map[string]MCPServer{"class": {Command: "x"}}, want: `mcp_server "class": the namespace "class" is a Python keyword`},
-		"digit":            {servers: map[string]MCPServer{"1password": {Command: "x"}}, want: `would start with a digit`},
-		"empty name":       {servers: map[string]MCPServer{"--": {Command: "x"}}, want: `no letter or digit`},
-		"clash":            {file: `{"mcpServers": {"a-b": {"command": "x"}}}`, servers: map[string]MCPServer{"a_b": {Command: "y"}}, want: `mcp_server "a_b": the namespace "a_b" is taken by `},
-		"bridge clash":     {servers: map[string]MCPServer{"gh": {Command: "x"}}, bridges: map[string]BridgeConfig{"gh": {Plugin: "x"}}, want: `taken by bridge "gh"`},
-		"bad env":          {servers: map[string]MCPServer{"a": {Command: "x", Env: map[string]string{"A=B": "c"}}}, want: `env "A=B"`},
-		"bad type":         {servers: map[string]MCPServer{"a": {Type: "ws", URL: "ws://h"}}, want: `type must be "stdio", "http" or "sse"`},
+		"digit":            {servers: map[string]MCPServer{"1password": {Command: "x"}}, want: `mcp_server "1password": the name must make a Python namespace (its letters, digits and _, not starting with a digit), got "1password"`},
+		"empty name":       {servers: map[string]MCPServer{"--": {Command: "x"}}, want: `mcp_server "--": the name must make a Python namespace (its letters, digits and _, not starting with a digit), got ""`},
+		"clash":            {file: `{"mcpServers": {"a-b": {"command": "x"}}}`, servers: map[string]MCPServer{"a_b": {Command: "y"}}, want: `mcp_server "a_b": the namespace "a_b" is also that of mcpServers "a-b" in /`},
+		"bridge clash":     {servers: map[string]MCPServer{"gh": {Command: "x"}}, bridges: map[string]BridgeConfig{"gh": {Plugin: "x"}}, want: `mcp_server "gh": the namespace "gh" is also a bridge`},
+		"bad env":          {servers: map[string]MCPServer{"a": {Command: "x", Env: map[string]string{"A=B": "c"}}}, want: `mcp_server "a".env "A=B": variable name must be letters, digits and _, not starting with a digit`},
+		"bad type":         {servers: map[string]MCPServer{"a": {Type: "ws", URL: "ws://h"}}, want: `mcp_server "a".type: must be "stdio", "http" or "sse", got "ws"`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+
+	"github.com/spf13/pflag"
 
 	"github.com/parselbox/parselbox/host"
 	"github.com/parselbox/parselbox/host/config"
@@ -22,7 +23,7 @@ type execOutput struct {
 }
 
 func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("parselbox exec", flag.ContinueOnError)
+	fs := pflag.NewFlagSet("parselbox exec", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "Usage: parselbox exec [flags] CODE\n\nRuns CODE (- reads it from stdin) in a fresh sandbox and prints one JSON object\n{output, stdout, stderr, error, files}. Exit status: 0 success, 1 the code raised,\n2 bad usage or configuration, 3 the host failed.\n\nFlags:\n")
@@ -30,9 +31,10 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	flags := newSandboxFlags(fs)
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+		if errors.Is(err, pflag.ErrHelp) {
 			return exitOK
 		}
+		fmt.Fprintln(stderr, "parselbox exec:", err)
 		return exitUsage
 	}
 	if fs.NArg() != 1 {
@@ -49,15 +51,17 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 		code = string(b)
 	}
-	cfg, err := flags.config()
+	file, err := flags.load()
 	if err != nil {
 		fmt.Fprintln(stderr, "parselbox exec:", err)
 		return exitUsage
 	}
+	cfg := file.Config
 	cfg.Logger = newLogger(stderr, flags.verbose)
 
 	sb, err := host.New(ctx, *cfg)
 	if err != nil {
+		err = file.Locate(err)
 		fmt.Fprintln(stderr, "parselbox exec:", err)
 		if isConfigError(err) {
 			return exitUsage

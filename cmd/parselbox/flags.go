@@ -1,169 +1,200 @@
 package main
 
 import (
-	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
-	"time"
+
+	"github.com/knadh/koanf/providers/confmap"
+	"github.com/knadh/koanf/providers/posflag"
+	"github.com/knadh/koanf/v2"
+	"github.com/spf13/pflag"
 
 	"github.com/parselbox/parselbox/host"
 	"github.com/parselbox/parselbox/host/config"
+	"github.com/parselbox/parselbox/host/mcpserver"
 )
 
-// sandboxFlags are the flags that mirror the configuration file. Flags
-// override the file; the file overrides the defaults.
-type sandboxFlags struct {
-	fs         *flag.FlagSet
+// configFlags are the flags that mirror the configuration file: each sets
+// one key. package config layers them over the file (flag > file >
+// default) and checks them by the file's rules.
+type configFlags struct {
+	fs         *pflag.FlagSet
 	configPath string
-	runtimeDir string
-	cacheDir   string
-	outputDir  string
-	files      listFlag
-	mounts     listFlag
-	network    bool
-	allowNet   listFlag
-	memory     int
-	timeout    int
-	quota      int
-	maxMessage int
-	maxResult  int
-	env        listFlag
-	pluginDirs listFlag
-	mcp        string
 	verbose    bool
+	keys       map[string]string // flag name → the key it sets
+	env        bool              // $PARSELBOX_AUTH_TOKEN sets the token (the MCP server's flags)
+	below      map[string]int    // list key → how many of its items came from the file
 }
 
-func newSandboxFlags(fs *flag.FlagSet) *sandboxFlags {
-	f := &sandboxFlags{fs: fs}
+// newSandboxFlags defines the flags of the sandbox's configuration.
+func newSandboxFlags(fs *pflag.FlagSet) *configFlags {
+	fs.SetInterspersed(false) // CODE may start with "-": flags come first
+	f := &configFlags{fs: fs, keys: map[string]string{}, below: map[string]int{}}
 	fs.StringVar(&f.configPath, "config", "", "configuration `file` (HCL, YAML or JSON)")
-	fs.StringVar(&f.runtimeDir, "runtime-dir", "", "runtime `dir`ectory (default: $PARSELBOX_RUNTIME, then next to the binary)")
-	fs.StringVar(&f.cacheDir, "cache-dir", "", "cache `dir`ectory for the snapshot (default: the user cache dir)")
-	fs.StringVar(&f.outputDir, "output-dir", "", "host `dir`ectory backing /workspace (default: a temporary one)")
-	fs.Var(&f.files, "file", "copy a host `file` into /files (repeatable)")
-	fs.Var(&f.mounts, "mount", "mount a host directory at /mnt/DST, read-only unless :rw: `SRC:DST[:ro|rw]` (repeatable)")
-	fs.BoolVar(&f.network, "network", false, "give the sandbox the whole network")
-	fs.Var(&f.allowNet, "allow-net", "let the sandbox reach `HOST:PORT` (repeatable)")
-	fs.IntVar(&f.memory, "memory", host.DefaultMemoryMB, "memory limit of the Python heap, in `MB`")
-	fs.IntVar(&f.timeout, "timeout", int(host.DefaultTimeout/time.Second), "timeout of one execution in `seconds` (0: none)")
-	fs.IntVar(&f.quota, "workspace-quota", host.DefaultWorkspaceQuotaMB, "most the sandbox may store in /workspace, /files and rw mounts, in `MB`")
-	fs.IntVar(&f.maxMessage, "max-message-size", host.DefaultMaxMessageSizeMB, "largest message between host and sandbox (tool arguments, tool results), in `MB`")
-	fs.IntVar(&f.maxResult, "max-result-size", host.DefaultMaxResultSizeMB, "largest result of one execution, in `MB`")
-	fs.Var(&f.env, "env", "set `KEY=VALUE` in the sandbox's environment (repeatable)")
-	fs.Var(&f.pluginDirs, "plugin-dir", "search `dir` for parselbox-bridge-* plugins (repeatable)")
-	fs.StringVar(&f.mcp, "mcp", "", "MCP servers from an mcp.json `file` ({\"mcpServers\": {...}}): each becomes a namespace")
-	fs.BoolVar(&f.verbose, "v", false, "verbose logging")
+	fs.BoolVarP(&f.verbose, "verbose", "v", false, "verbose logging")
+	f.string("runtime-dir", "runtime_dir", "", "runtime `dir`ectory (default: $PARSELBOX_RUNTIME, then next to the binary)")
+	f.string("cache-dir", "cache_dir", "", "cache `dir`ectory for the snapshot (default: the user cache dir)")
+	f.string("output-dir", "output_dir", "", "host `dir`ectory backing /workspace (default: a temporary one)")
+	f.list("file", "files", "copy a host `file` into /files (repeatable)")
+	f.list("mount", "mount", "mount a host directory at /mnt/DST, read-only unless :rw: `SRC:DST[:ro|rw]` (repeatable)")
+	fs.Bool("network", false, "give the sandbox the whole network")
+	f.keys["network"] = "network"
+	f.list("allow-net", "allow_net", "let the sandbox reach `HOST:PORT` (repeatable)")
+	fs.Int("memory", host.DefaultMemoryMB, "memory limit of the Python heap, in `MB`")
+	f.keys["memory"] = "memory"
+	fs.Int("timeout", int(host.DefaultTimeout.Seconds()), "timeout of one execution in `seconds` (0: none)")
+	f.keys["timeout"] = "timeout"
+	fs.Int("workspace-quota", host.DefaultWorkspaceQuotaMB, "most the sandbox may store in /workspace, /files and rw mounts, in `MB`")
+	f.keys["workspace-quota"] = "workspace_quota"
+	fs.Int("max-message-size", host.DefaultMaxMessageSizeMB, "largest message between host and sandbox (tool arguments, tool results), in `MB`")
+	f.keys["max-message-size"] = "max_message_size"
+	fs.Int("max-result-size", host.DefaultMaxResultSizeMB, "largest result of one execution, in `MB`")
+	f.keys["max-result-size"] = "max_result_size"
+	f.list("env", "env", "set `KEY=VALUE` in the sandbox's environment (repeatable)")
+	f.list("plugin-dir", "plugin_dirs", "search `dir` for parselbox-bridge-* plugins (repeatable)")
+	f.string("mcp", "mcp", "", "MCP servers from an mcp.json `file` ({\"mcpServers\": {...}}): each becomes a namespace")
 	return f
 }
 
-// config loads the configuration file, if any, and applies the flags that
-// were given on the command line. The file's server block, checked, is left
-// out: see load.
-func (f *sandboxFlags) config() (*host.Config, error) {
-	file, err := f.load()
-	if err != nil {
-		return nil, err
-	}
-	return file.Config, nil
+// newServeFlags adds the flags of the MCP server's settings, the file's
+// server block, to the sandbox's.
+func newServeFlags(fs *pflag.FlagSet) *configFlags {
+	f := newSandboxFlags(fs)
+	f.env = true
+	d := mcpserver.DefaultSettings()
+	f.string("transport", "server.transport", d.Transport, "MCP `transport`: stdio or http (streamable HTTP at /mcp)")
+	f.string("host", "server.host", d.Host, "`address` to listen on with --transport http; beyond loopback it needs --auth-token")
+	fs.Int("port", d.Port, "`port` to listen on with --transport http (0: any free port)")
+	f.keys["port"] = "server.port"
+	f.string("auth-token", "server.auth_token", "", fmt.Sprintf("bearer `token` every HTTP request must carry, %d characters or more (default: $%s)",
+		mcpserver.MinTokenLength, mcpserver.AuthTokenEnv))
+	fs.Duration("idle-timeout", d.IdleTimeout, "close an HTTP session and its sandbox after this long without a request (0: never)")
+	f.keys["idle-timeout"] = "server.idle_timeout"
+	fs.Int("max-sessions", d.MaxSessions, "most HTTP sessions open at once, each with its own sandbox (0: no limit)")
+	f.keys["max-sessions"] = "server.max_sessions"
+	fs.Int("pool-size", d.PoolSize, "sandboxes kept booted ahead for new HTTP sessions (0: none)")
+	f.keys["pool-size"] = "server.pool_size"
+	fs.Int("max-output-tokens", d.MaxOutputTokens, "replace a result estimated above this many tokens by its sbx.preview() (0: no limit)")
+	f.keys["max-output-tokens"] = "server.max_output_tokens"
+	fs.Int("max-result-mb", d.MaxResultMB, "refuse a result larger than this many `MiB` (0: no cap)")
+	f.keys["max-result-mb"] = "server.max_result_mb"
+	fs.Bool("elicit", d.Elicit, "ask the MCP client to approve every tool call the sandbox makes")
+	f.keys["elicit"] = "server.elicit"
+	fs.Duration("approval-timeout", d.ApprovalTimeout, "refuse a tool call whose approval gets no answer this long (0: no limit)")
+	f.keys["approval-timeout"] = "server.approval_timeout"
+	fs.Bool("no-ui", d.NoUI, "leave the HTML of display() out of results")
+	f.keys["no-ui"] = "server.no_ui"
+	return f
 }
 
-// load loads the configuration file, if any, and applies to its Config the
-// flags that were given on the command line.
-func (f *sandboxFlags) load() (*config.File, error) {
-	file := &config.File{Config: &host.Config{}}
-	if f.configPath != "" {
-		var err error
-		if file, err = config.LoadFile(f.configPath); err != nil {
-			return nil, err
-		}
+func (f *configFlags) string(name, key, def, usage string) {
+	f.fs.String(name, def, usage)
+	f.keys[name] = key
+}
+
+// list defines a repeatable flag.
+func (f *configFlags) list(name, key, usage string) {
+	f.fs.StringArray(name, nil, usage)
+	f.keys[name] = key
+}
+
+// load loads the configuration file, if any, with $PARSELBOX_AUTH_TOKEN (for
+// the server) and the flags given over it.
+func (f *configFlags) load() (*config.File, error) {
+	var layers []config.Layer
+	if tok, ok := os.LookupEnv(mcpserver.AuthTokenEnv); ok && f.env && tok != "" {
+		layers = append(layers, config.Layer{
+			Provider: func(*koanf.Koanf) koanf.Provider {
+				return confmap.Provider(map[string]any{"server": map[string]any{"auth_token": tok}}, "")
+			},
+			Flag: func([]string) string { return "$" + mcpserver.AuthTokenEnv },
+		})
 	}
-	cfg := file.Config
-	var err error
-	f.fs.Visit(func(fl *flag.Flag) {
-		if err != nil {
-			return
-		}
-		switch fl.Name {
-		case "runtime-dir":
-			cfg.RuntimeDir = f.runtimeDir
-		case "cache-dir":
-			cfg.CacheDir = f.cacheDir
-		case "output-dir":
-			cfg.OutputDir = f.outputDir
-		case "file":
-			cfg.Files = append(cfg.Files, f.files...)
-		case "mount":
-			for _, spec := range f.mounts {
-				target, m, perr := parseMount(spec)
-				if perr != nil {
-					err = perr
-					return
+	var flagErrs []error
+	layers = append(layers, config.Layer{
+		Provider: func(k *koanf.Koanf) koanf.Provider {
+			return posflag.ProviderWithFlag(f.fs, ".", k, func(fl *pflag.Flag) (string, any) {
+				key, v, err := f.value(k, fl)
+				if err != nil {
+					flagErrs = append(flagErrs, err)
+					return "", nil
 				}
-				if cfg.Mounts == nil {
-					cfg.Mounts = map[string]host.Mount{}
-				}
-				cfg.Mounts[target] = m
-			}
-		case "network":
-			cfg.Network = f.network
-		case "allow-net":
-			cfg.AllowNet = append(cfg.AllowNet, f.allowNet...)
-		case "memory":
-			if f.memory <= 0 {
-				err = fmt.Errorf("--memory: must be a positive number of MB, got %d", f.memory)
-			}
-			cfg.Memory = f.memory
-		case "timeout":
-			switch {
-			case f.timeout < 0:
-				err = fmt.Errorf("--timeout: must be 0 (none) or a number of seconds, got %d", f.timeout)
-			case f.timeout == 0:
-				cfg.Timeout = -1
-			default:
-				cfg.Timeout = time.Duration(f.timeout) * time.Second
-			}
-		case "workspace-quota":
-			err = positiveMB(fl.Name, f.quota, &cfg.WorkspaceQuota)
-		case "max-message-size":
-			err = positiveMB(fl.Name, f.maxMessage, &cfg.MaxMessageSize)
-		case "max-result-size":
-			err = positiveMB(fl.Name, f.maxResult, &cfg.MaxResultSize)
-		case "env":
-			for _, kv := range f.env {
-				k, v, ok := strings.Cut(kv, "=")
-				if !ok || k == "" {
-					err = fmt.Errorf("--env: expected KEY=VALUE, got %q", kv)
-					return
-				}
-				if cfg.Env == nil {
-					cfg.Env = map[string]string{}
-				}
-				cfg.Env[k] = v
-			}
-		case "plugin-dir":
-			cfg.PluginDirs = append(cfg.PluginDirs, f.pluginDirs...)
-		case "mcp":
-			cfg.MCP = f.mcp
-		}
+				return key, v
+			})
+		},
+		Flag: f.flagOf,
 	})
-	if err != nil {
-		return nil, err
+	file, err := config.LoadFile(f.configPath, layers...)
+	if len(flagErrs) > 0 {
+		return nil, usageError{flagErrs[0]}
 	}
-	// The file was checked as it was read; check again what the flags changed,
-	// by the same rules (a bad value is a usage error, not a failed start).
-	if err := config.Validate(cfg); err != nil {
-		return nil, usageError{err}
-	}
-	return file, nil
+	return file, err
 }
 
-// positiveMB sets *dst to the value of flag name, which must be positive.
-func positiveMB(name string, v int, dst *int) error {
-	if v <= 0 {
-		return fmt.Errorf("--%s: must be a positive number of MB, got %d", name, v)
+// value is the key a flag sets and its value, as a file would hold it.
+// Repeatable flags add to what the file has.
+func (f *configFlags) value(k *koanf.Koanf, fl *pflag.Flag) (string, any, error) {
+	key := f.keys[fl.Name]
+	if key == "" {
+		return "", nil, nil
 	}
-	*dst = v
-	return nil
+	if fl.Value.Type() != "stringArray" {
+		return key, posflag.FlagVal(f.fs, fl), nil
+	}
+	if !fl.Changed {
+		return "", nil, nil
+	}
+	given, _ := f.fs.GetStringArray(fl.Name)
+	switch fl.Name {
+	case "mount":
+		mounts := map[string]any{}
+		for _, spec := range given {
+			target, m, err := parseMount(spec)
+			if err != nil {
+				return "", nil, err
+			}
+			mounts[target] = map[string]any{"source": m.Source, "mode": m.Mode}
+		}
+		return key, mounts, nil
+	case "env":
+		env := map[string]any{}
+		for _, kv := range given {
+			name, v, ok := strings.Cut(kv, "=")
+			if !ok || name == "" {
+				return "", nil, fmt.Errorf("--env: expected KEY=VALUE, got %q", kv)
+			}
+			env[name] = v
+		}
+		return key, env, nil
+	}
+	list, _ := k.Get(key).([]any)
+	f.below[key] = len(list)
+	for _, s := range given {
+		list = append(list, s)
+	}
+	return key, list, nil
+}
+
+// flagOf names the flag that set the key at path; "" for an item of a
+// list that came from the file.
+func (f *configFlags) flagOf(path []string) string {
+	if len(path) == 2 {
+		if i, err := strconv.Atoi(path[1]); err == nil && i < f.below[path[0]] {
+			return ""
+		}
+	}
+	for n := len(path); n > 0; n-- {
+		key := strings.Join(path[:n], ".")
+		for name, k := range f.keys {
+			if k == key {
+				return "--" + name
+			}
+		}
+	}
+	return "a flag"
 }
 
 // parseMount parses SRC:DST[:ro|rw]; DST defaults to the base name of SRC.
@@ -193,14 +224,4 @@ func parseMount(spec string) (string, host.Mount, error) {
 		target = filepath.Base(strings.TrimRight(m.Source, "/"))
 	}
 	return target, m, nil
-}
-
-// listFlag is a repeatable string flag.
-type listFlag []string
-
-func (l *listFlag) String() string { return strings.Join(*l, ",") }
-
-func (l *listFlag) Set(v string) error {
-	*l = append(*l, v)
-	return nil
 }

@@ -11,7 +11,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -20,6 +19,7 @@ import (
 	"syscall"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/pflag"
 )
 
 // Exit statuses.
@@ -53,7 +53,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "help", "-h", "--help", "-help":
 		usage(stdout)
 		fmt.Fprint(stdout, "\nFlags of the MCP server (parselbox [flags]):\n")
-		fs := flag.NewFlagSet("parselbox", flag.ContinueOnError)
+		fs := pflag.NewFlagSet("parselbox", pflag.ContinueOnError)
 		fs.SetOutput(stdout)
 		newServeFlags(fs)
 		fs.PrintDefaults()

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"flag"
 	"io"
 	"os"
 	"os/exec"
@@ -14,6 +13,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/spf13/pflag"
+
 	"github.com/parselbox/parselbox/host"
 	"github.com/parselbox/parselbox/internal/testenv"
 )
@@ -57,28 +59,28 @@ func TestExecUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.hcl")
 	os.WriteFile(bad, []byte("memory = 256\nnetwrok = true\n"), 0o644)
-	for name, args := range map[string][]string{
-		"no code":        {"exec"},
-		"two codes":      {"exec", "1", "2"},
-		"unknown flag":   {"exec", "--nope", "1"},
-		"bad env":        {"exec", "--env", "NOEQUALS", "1"},
-		"bad mount":      {"exec", "--mount", "a:b:c:d", "1"},
-		"missing mount":  {"exec", "--mount", "/nonexistent/dir:data", "1"},
-		"bad config":     {"exec", "--config", bad, "1"},
-		"bad memory":     {"exec", "--memory", "0", "1"},
-		"bad allow-net":  {"exec", "--allow-net", "nohostport", "1"},
-		"bad host":       {"exec", "--allow-net", "exa mple.com:443", "1"},
-		"memory > wasm":  {"exec", "--memory", "5000", "1"},
-		"bad env name":   {"exec", "--env", "B-AD=1", "1"},
-		"unknown cmd":    {"frobnicate"},
-		"missing config": {"exec", "--config", filepath.Join(dir, "none.hcl"), "1"},
+	for name, tc := range map[string]struct {
+		args []string
+		want string // in stderr: the problem itself, not just any usage error
+	}{
+		"no code":        {[]string{"exec"}, "expected exactly one CODE argument"},
+		"two codes":      {[]string{"exec", "1", "2"}, "expected exactly one CODE argument"},
+		"unknown flag":   {[]string{"exec", "--nope", "1"}, "unknown flag: --nope"},
+		"bad env":        {[]string{"exec", "--env", "NOEQUALS", "1"}, `--env: expected KEY=VALUE, got "NOEQUALS"`},
+		"bad mount":      {[]string{"exec", "--mount", "a:b:c:d", "1"}, `--mount: expected SRC:DST[:ro|rw], got "a:b:c:d"`},
+		"missing mount":  {[]string{"exec", "--mount", "/nonexistent/dir:data", "1"}, "source /nonexistent/dir is not a directory"},
+		"bad config":     {[]string{"exec", "--config", bad, "1"}, `bad.hcl:2: unknown key "netwrok" (did you mean "network"?)`},
+		"bad memory":     {[]string{"exec", "--memory", "0", "1"}, "--memory: memory: must be a whole number of MB from 1 to 4096 (the 32-bit WebAssembly limit), got 0"},
+		"bad allow-net":  {[]string{"exec", "--allow-net", "nohostport", "1"}, `--allow-net: allow_net[0]: must be "host:port" with a port from 1 to 65535, got "nohostport"`},
+		"bad host":       {[]string{"exec", "--allow-net", "exa mple.com:443", "1"}, `got "exa mple.com:443"`},
+		"memory > wasm":  {[]string{"exec", "--memory", "5000", "1"}, "--memory: memory: must be a whole number of MB from 1 to 4096 (the 32-bit WebAssembly limit), got 5000"},
+		"bad env name":   {[]string{"exec", "--env", "B-AD=1", "1"}, `--env: env "B-AD": variable name must be letters, digits and _, not starting with a digit`},
+		"unknown cmd":    {[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		"missing config": {[]string{"exec", "--config", filepath.Join(dir, "none.hcl"), "1"}, "none.hcl: no such file or directory"},
 	} {
-		code, _, stderr := runCLI(t, "", args...)
-		if code != exitUsage {
-			t.Errorf("%s: exit %d, want %d; stderr: %s", name, code, exitUsage, stderr)
-		}
-		if name == "bad config" && !strings.Contains(stderr, "bad.hcl:2") {
-			t.Errorf("config error does not name file and line: %s", stderr)
+		code, _, stderr := runCLI(t, "", tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d, want %d; stderr: %s\nwant it to hold: %s", name, code, exitUsage, stderr, tc.want)
 		}
 	}
 }
@@ -93,10 +95,11 @@ func TestFlagsOverrideConfig(t *testing.T) {
 	if err := f.fs.Parse([]string{"--config", cfgPath, "--memory", "1024", "--env", "BOTH=flag", "--mount", "/src/data:/d:rw", "--mount", "/src/other", "--timeout", "0"}); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := f.config()
+	file, err := f.load()
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg := file.Config
 	if cfg.Memory != 1024 || cfg.Timeout >= 0 {
 		t.Errorf("memory %d, timeout %v", cfg.Memory, cfg.Timeout)
 	}
@@ -111,9 +114,37 @@ func TestFlagsOverrideConfig(t *testing.T) {
 	// Without flags, the file's values stand.
 	f = newSandboxFlags(flagSet())
 	f.fs.Parse([]string{"--config", cfgPath})
-	cfg, _ = f.config()
-	if cfg.Memory != 512 || cfg.Timeout.Seconds() != 30 {
+	if file, err = f.load(); err != nil {
+		t.Fatal(err)
+	}
+	if cfg = file.Config; cfg.Memory != 512 || cfg.Timeout.Seconds() != 30 {
 		t.Errorf("file values: memory %d, timeout %v", cfg.Memory, cfg.Timeout)
+	}
+}
+
+// A value from a flag is checked by the file's rules and named by its flag;
+// the items a repeatable flag adds to the file's list keep their places.
+func TestFlagErrorsNameTheFlag(t *testing.T) {
+	t.Parallel()
+	cfgPath := filepath.Join(t.TempDir(), "p.yaml")
+	os.WriteFile(cfgPath, []byte("allow_net: [nohostport]\n"), 0o644)
+	f := newSandboxFlags(flagSet())
+	if err := f.fs.Parse([]string{"--config", cfgPath, "--allow-net", "also-bad", "--memory", "5000", "--mount", "/src:a/../b"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.load()
+	want := []string{
+		`--memory: memory: must be a whole number of MB from 1 to 4096 (the 32-bit WebAssembly limit), got 5000`,
+		`--mount: mount "a/../b": target must be a relative path such as "data" or "data/sub", without empty, "." or ".." parts`,
+		`--allow-net: allow_net[1]: must be "host:port" with a port from 1 to 65535, got "also-bad"`,
+		cfgPath + `:1: allow_net[0]: must be "host:port" with a port from 1 to 65535, got "nohostport"`,
+	}
+	if err == nil {
+		t.Fatal("no error")
+	}
+	got := strings.Split(err.Error(), "\n")
+	if diff := cmp.Diff(want, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
 	}
 }
 
@@ -145,8 +176,8 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-func flagSet() *flag.FlagSet {
-	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+func flagSet() *pflag.FlagSet {
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	return fs
 }
@@ -183,6 +214,9 @@ func TestExecMCPFlag(t *testing.T) {
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
+		if os.Getenv(testenv.RequireEnv) != "" {
+			t.Fatal("node not found")
+		}
 		t.Skip("node not found")
 	}
 	mcpJSON := filepath.Join(t.TempDir(), "mcp.json")

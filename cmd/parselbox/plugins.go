@@ -2,9 +2,10 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+
+	"github.com/spf13/pflag"
 
 	"github.com/parselbox/parselbox/host/bridges"
 )
@@ -12,17 +13,16 @@ import (
 // runPlugins lists the bridge plugins found in the plugin directories, with
 // the sha256 to pin each in a configuration file.
 func runPlugins(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("parselbox plugins", flag.ContinueOnError)
+	fs := pflag.NewFlagSet("parselbox plugins", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var dirs listFlag
-	fs.Var(&dirs, "plugin-dir", "also search `dir` (repeatable)")
+	dirs := fs.StringArray("plugin-dir", nil, "also search `dir` (repeatable)")
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+		if errors.Is(err, pflag.ErrHelp) {
 			return exitOK
 		}
 		return exitUsage
 	}
-	m := bridges.NewManager(bridges.Options{PluginDirs: dirs})
+	m := bridges.NewManager(bridges.Options{PluginDirs: *dirs})
 	list, err := m.List()
 	if err != nil {
 		fmt.Fprintln(stderr, "parselbox plugins:", err)

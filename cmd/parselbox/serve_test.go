@@ -15,7 +15,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/parselbox/parselbox/host"
 	"github.com/parselbox/parselbox/host/mcpserver"
 	"github.com/parselbox/parselbox/internal/testenv"
 )
@@ -140,30 +139,25 @@ func TestServeHTTP(t *testing.T) {
 	}
 	cs.Close()
 	cancel()
-	select {
-	case code := <-done:
-		if code != exitOK {
-			t.Errorf("exit %d after cancel:\n%s", code, stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the server did not stop")
+	if code := <-done; code != exitOK {
+		t.Errorf("exit %d after cancel:\n%s", code, stderr.String())
 	}
 }
 
 // A parselbox started with PARSELBOX_MCP_PROBE set (by a Parselbox's
-// mcpproxy bridge) exits at once, serving nothing.
+// mcpproxy bridge) exits at once, serving nothing: it answers no
+// initialize request and starts no sandbox (none could start: the runtime
+// directory does not exist, which a server would report).
 func TestServeProbe(t *testing.T) {
 	t.Parallel()
-	cmd := parselbox(t)
+	cmd := parselbox(t, "--runtime-dir", filepath.Join(t.TempDir(), "none"))
 	cmd.Env = append(cmd.Env, mcpserver.ProbeEnv+"=true")
 	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}` + "\n")
-	began := time.Now()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	if err != nil || len(out) != 0 {
-		t.Errorf("probe: %v, stdout %q", err, out)
-	}
-	if d := time.Since(began); d > 5*time.Second {
-		t.Errorf("probe took %v", d)
+	if err != nil || len(out) != 0 || stderr.Len() != 0 {
+		t.Errorf("probe: %v, stdout %q, stderr %q", err, out, stderr.String())
 	}
 }
 
@@ -179,11 +173,13 @@ func TestServeUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		"transport":        {[]string{"--transport", "sse"}, "want stdio or http"},
+		"transport":        {[]string{"--transport", "sse"}, `--transport: server.transport: must be "stdio" or "http", got "sse"`},
 		"open host":        {[]string{"--transport", "http", "--host", "0.0.0.0"}, "set --auth-token"},
 		"argument":         {[]string{"--elicit", "extra"}, `unexpected argument "extra"`},
 		"port":             {[]string{"--port", "70000"}, "--port"},
-		"negative":         {[]string{"--pool-size", "-1"}, "0 or more"},
+		"negative":         {[]string{"--pool-size", "-1"}, "--pool-size: server.pool_size: must be a whole number, 0 or more, got -1"},
+		"short token":      {[]string{"--auth-token", " abc "}, "--auth-token: server.auth_token: must be at least 16 characters"},
+		"blank token":      {[]string{"--transport", "http", "--host", "0.0.0.0", "--auth-token", "   "}, "got 0"},
 		"server key":       {[]string{"--config", write("k.hcl", "server {\n  prot = 1\n}\n")}, `server: unknown key "prot"`},
 		"server value":     {[]string{"--config", write("v.yaml", "server:\n  port: many\n")}, "v.yaml:2: server.port: must be a port number"},
 		"after the block":  {[]string{"--config", write("a.hcl", "server {\n  port = 1\n}\nnetwrok = true\n")}, "a.hcl:4"},
@@ -258,7 +254,7 @@ server {
   max_output_tokens = 500
   elicit      = true
   no_ui       = true
-  auth_token  = "from-file"
+  auth_token  = "from-file-0123456789"
 }
 output_dir = "out"
 `,
@@ -273,19 +269,20 @@ server:
   max_output_tokens: 500
   elicit: true
   no_ui: true
-  auth_token: from-file
+  auth_token: from-file-0123456789
 output_dir: out
 `,
 		"p.json": `{"server": {"transport": "http", "port": 9100, "host": "localhost", "idle_timeout": "1m30s",
   "max_sessions": 3, "pool_size": 0, "max_output_tokens": 500, "elicit": true, "no_ui": true,
-  "auth_token": "from-file"},
+  "auth_token": "from-file-0123456789"},
  "memory": 512, "output_dir": "out"}`,
 		"last.json": `{"memory": 512, "output_dir": "out", "server": {"transport": "http", "port": 9100, "host": "localhost",
   "idle_timeout": 90, "max_sessions": 3, "pool_size": 0, "max_output_tokens": 500, "elicit": true,
-  "no_ui": true, "auth_token": "from-file"}}`,
+  "no_ui": true, "auth_token": "from-file-0123456789"}}`,
 	}
-	want := serverSettings{Transport: "http", Host: "localhost", Port: 9100, AuthToken: "from-file",
-		IdleTimeout: 90 * time.Second, MaxSessions: 3, PoolSize: 0, MaxOutputTokens: 500, Elicit: true, NoUI: true}
+	want := mcpserver.Settings{Transport: "http", Host: "localhost", Port: 9100, AuthToken: "from-file-0123456789",
+		IdleTimeout: 90 * time.Second, MaxSessions: 3, PoolSize: 0, MaxOutputTokens: 500, MaxResultMB: 64, Elicit: true,
+		ApprovalTimeout: 5 * time.Minute, NoUI: true}
 	for name, data := range files {
 		p := filepath.Join(dir, name)
 		os.WriteFile(p, []byte(data), 0o644)
@@ -293,38 +290,41 @@ output_dir: out
 		if err := f.fs.Parse([]string{"--config", p}); err != nil {
 			t.Fatal(err)
 		}
-		cfg, s, err := f.settings()
+		file, err := f.load()
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		if diff := cmp.Diff(want, s); diff != "" {
+		if diff := cmp.Diff(want, file.Server); diff != "" {
 			t.Errorf("%s: settings (-want +got):\n%s", name, diff)
 		}
-		if cfg.Memory != 512 || cfg.OutputDir != filepath.Join(dir, "out") {
+		if cfg := file.Config; cfg.Memory != 512 || cfg.OutputDir != filepath.Join(dir, "out") {
 			t.Errorf("%s: sandbox config: memory %d, output_dir %s", name, cfg.Memory, cfg.OutputDir)
 		}
 	}
 
 	// Flags win over the file.
 	f := newServeFlags(flagSet())
-	f.fs.Parse([]string{"--config", filepath.Join(dir, "p.hcl"), "--port", "9200", "--max-sessions", "0", "--auth-token", "from-flag", "--transport", "stdio"})
-	_, s, err := f.settings()
+	f.fs.Parse([]string{"--config", filepath.Join(dir, "p.hcl"), "--port", "9200", "--max-sessions", "0", "--auth-token", "from-flag-0123456789", "--transport", "stdio"})
+	file, err := f.load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Port != 9200 || s.MaxSessions != 0 || s.AuthToken != "from-flag" || s.Transport != "stdio" || s.PoolSize != 0 {
+	s := file.Server
+	if s.Port != 9200 || s.MaxSessions != 0 || s.AuthToken != "from-flag-0123456789" || s.Transport != "stdio" || s.PoolSize != 0 {
 		t.Errorf("flags over file: %+v", s)
 	}
-	if o := s.options(&host.Config{}, nil); o.MaxSessions != -1 || o.PoolSize != -1 || o.MaxOutputTokens != 500 {
+	if o := options(file, nil); *o.Settings != s || o.Config.Memory != 512 {
 		t.Errorf("options: %+v", o)
 	}
 
 	// Defaults without a file.
 	f = newServeFlags(flagSet())
 	f.fs.Parse(nil)
-	_, s, _ = f.settings()
-	if diff := cmp.Diff(defaultServer, s); diff != "" || s.Host != "127.0.0.1" || s.Transport != "stdio" {
+	if file, err = f.load(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(mcpserver.DefaultSettings(), file.Server); diff != "" || file.Server.Host != "127.0.0.1" || file.Server.Transport != "stdio" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
 }
@@ -342,17 +342,25 @@ func TestExecConfigWithServerBlock(t *testing.T) {
 
 // The token from the environment, between the file and the flag.
 func TestServerTokenEnv(t *testing.T) {
-	t.Setenv(authTokenEnv, "from-env")
+	t.Setenv(mcpserver.AuthTokenEnv, "  from-env-0123456789\n")
 	f := newServeFlags(flagSet())
 	f.fs.Parse([]string{"--transport", "http", "--host", "0.0.0.0"})
-	_, s, err := f.settings()
-	if err != nil || s.AuthToken != "from-env" {
-		t.Errorf("token from the environment: %q, %v", s.AuthToken, err)
+	file, err := f.load()
+	if err != nil || file.Server.AuthToken != "from-env-0123456789" {
+		t.Errorf("token from the environment (trimmed): %+v, %v", file, err)
 	}
 	f = newServeFlags(flagSet())
-	f.fs.Parse([]string{"--auth-token", "from-flag"})
-	if _, s, _ := f.settings(); s.AuthToken != "from-flag" {
-		t.Errorf("the flag over the environment: %q", s.AuthToken)
+	f.fs.Parse([]string{"--auth-token", "from-flag-0123456789"})
+	if file, err := f.load(); err != nil || file.Server.AuthToken != "from-flag-0123456789" {
+		t.Errorf("the flag over the environment: %+v, %v", file, err)
+	}
+
+	// A short token from the environment is refused, naming the variable.
+	t.Setenv(mcpserver.AuthTokenEnv, "short")
+	f = newServeFlags(flagSet())
+	f.fs.Parse(nil)
+	if _, err := f.load(); err == nil || !strings.HasPrefix(err.Error(), "$"+mcpserver.AuthTokenEnv+": server.auth_token: must be at least 16 characters") {
+		t.Errorf("short token from the environment: %v", err)
 	}
 }
 

@@ -1,8 +1,9 @@
 // Package config loads a Parselbox configuration file into a host.Config,
-// and its server block, the settings of the MCP server, into a Server.
+// and its server block, the settings of the MCP server, into an
+// mcpserver.Settings.
 //
 // A file is HCL (.hcl), YAML (.yaml, .yml) or JSON (.json); the three share
-// one set of keys, the koanf tags of host.Config (and of Server in the
+// one set of keys, the koanf tags of host.Config (and of mcpserver.Settings in the
 // server block), and load to the same Config. parselbox.hcl.example at the
 // root of the repository documents every key. In HCL:
 //
@@ -45,21 +46,35 @@
 //
 // # What loading does
 //
+// Loading is koanf's layering: the defaults of the server block, then the
+// file (read by a koanf.Parser per syntax: HCL v2, YAML, JSON), then the
+// Layers a caller adds (cmd/parselbox adds $PARSELBOX_AUTH_TOKEN and its
+// flags, through koanf's posflag provider): flag > environment > file >
+// default. What this package adds is thin: it checks each layer's values
+// against the Go types they unmarshal into (unknown keys, with the closest
+// known key; values of the wrong type), keeps the line of every key (or the
+// flag that set it), and places every problem there. The one check of the
+// values themselves is host.Config.Validate (and mcpserver.Settings.Validate
+// for the server block); loading calls it, as host.New does.
+//
 // Unknown keys are errors at every level but inside a bridge's config,
 // which is opaque to the host: it reaches host.BridgeConfig.Config as JSON
 // values (map[string]any, []any, string, bool, nil, and numbers as int64
 // when whole and float64 otherwise, whatever the syntax), for the bridge to
-// check. Relative paths (runtime_dir, cache_dir, output_dir, files,
-// plugin_dirs, mcp, a mount's source, and a bridge's plugin or an
-// mcp_server's command when it contains a slash) are resolved against the
-// file's directory. A timeout is seconds or
-// a Go duration string; `timeout = 0` turns the limit off, which host.Config
-// writes as a negative Timeout (its zero value means DefaultTimeout). A
-// mount without a mode gets "ro". A sha256 is lower-cased. An option set to
-// null is the same as one left out.
+// check. Relative paths (the fields tagged file:"path": runtime_dir,
+// cache_dir, output_dir, files, plugin_dirs, mcp, a mount's source, a
+// bridge's dir; and file:"command", a bridge's plugin or an mcp_server's
+// command, when it contains a slash) are resolved against the file's
+// directory. A duration is seconds or a Go duration string; `timeout = 0`
+// turns the limit off, which host.Config writes as a negative Timeout (its
+// zero value means DefaultTimeout). A mount without a mode gets "ro". A
+// sha256 is lower-cased. An option set to null is the same as one left out.
 //
-// Validate applies the checks that do not depend on the file (names, mount
-// targets, host:port pairs, digests) to a Config built or changed in Go.
+// File.Locate places the problems found later, when host.New starts the
+// sandbox: a key that Validate refuses, and a bridge's own finding in its
+// config block (an error with a ConfigKey() method, the SDK's
+// *sdk.ConfigError, under the plugin manager's error for that bridge),
+// which reads `bridge "x": FILE:LINE: config.KEY: message`.
 //
 // # The server block
 //
@@ -77,36 +92,10 @@
 //
 //	server: {transport: http, port: 9000, idle_timeout: 30m, pool_size: 0}
 //
-// LoadFile and ParseFile return it as File.Server; Load and Parse check it
-// like the rest of the file, then leave it out. Its keys, all optional:
-//
-//   - transport: "stdio" or "http" (MCP's streamable HTTP), in any case.
-//   - host: the address to listen on with http; not empty.
-//   - port: the port to listen on with http, 0 to 65535 (0: any free port).
-//   - auth_token: the bearer token every HTTP request must carry.
-//   - idle_timeout: how long an HTTP session may go without a request
-//     before it is closed, as seconds or a Go duration string (0: never).
-//   - max_sessions: the HTTP sessions open at once (0: no limit).
-//   - pool_size: the sandboxes kept booted ahead for new HTTP sessions
-//     (0: none).
-//   - max_output_tokens: the estimated size, in tokens, above which a
-//     result is replaced by its preview (0: no limit).
-//   - elicit: true asks the MCP client to approve every tool call the
-//     sandbox makes.
-//   - no_ui: true leaves the HTML of display() out of results.
-//
-// Counts are whole numbers, 0 or more. In HCL the block takes no label and
-// is written as a block, not as `server = { ... }`. A key left out, or set
-// to null, leaves its Server field nil, so that the command line can apply
-// its own default (flag, then file, then default; the token may also come
-// from $PARSELBOX_AUTH_TOKEN, between the flag and the file):
-//
-//	f, err := config.LoadFile("parselbox.hcl")
-//	if err != nil {
-//		return err
-//	}
-//	port := 9000
-//	if f.Server.Port != nil {
-//		port = *f.Server.Port
-//	}
+// LoadFile and ParseFile return it as File.Server, an mcpserver.Settings
+// (see there for the keys), starting from mcpserver.DefaultSettings(); Load
+// and Parse check it like the rest of the file, then leave it out. In HCL
+// the block takes no label and is written as a block, not as
+// `server = { ... }`. Zero turns a limit off; a key left out, or set to
+// null, keeps its default.
 package config

@@ -60,6 +60,6 @@ server {
 		panic(err)
 	}
 	s := f.Server
-	fmt.Println(f.Config.Memory, *s.Transport, *s.IdleTimeout, *s.PoolSize, s.Port == nil)
-	// Output: 1024 http 1m30s 0 true
+	fmt.Println(f.Config.Memory, s.Transport, s.IdleTimeout, s.PoolSize, s.Port) // the port is the default
+	// Output: 1024 http 1m30s 0 9000
 }

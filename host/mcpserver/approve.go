@@ -105,8 +105,12 @@ func (s *session) approve(ctx context.Context, call *host.ToolCall) error {
 	case <-ctx.Done():
 		return denial("Denied: " + call.Path + " was interrupted before it was approved")
 	}
-	t := time.NewTimer(s.opts.ApprovalTimeout)
-	defer t.Stop()
+	var expired <-chan time.Time // never, without a timeout
+	if d := s.opts.Settings.ApprovalTimeout; d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		expired = t.C
+	}
 	select {
 	case err := <-a.reply:
 		if err != nil {
@@ -115,8 +119,8 @@ func (s *session) approve(ctx context.Context, call *host.ToolCall) error {
 		return err
 	case <-ctx.Done():
 		return denial("Denied: " + call.Path + " was interrupted while waiting for approval")
-	case <-t.C:
-		return denial(fmt.Sprintf("Denied: no answer to the approval of %s within %s", call.Path, s.opts.ApprovalTimeout))
+	case <-expired:
+		return denial(fmt.Sprintf("Denied: no answer to the approval of %s within %s", call.Path, s.opts.Settings.ApprovalTimeout))
 	}
 }
 

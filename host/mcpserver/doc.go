@@ -2,9 +2,9 @@
 // "Parselbox" with one tool, execute_code(code), whose code runs in a
 // sandbox of the session's own (package host).
 //
-// The tool's result is one JSON object, given both as structured content
-// and as a single text block: {"result": <value of the last expression>}
-// with an optional "note" (output truncated to its sbx.preview(), or no
+// The tool's result is one JSON object, sent once, as a single text block
+// (execute_code declares no output schema, so no structured content):
+// {"result": <value of the last expression>} with an optional "note" (output truncated to its sbx.preview(), or no
 // output), "files" (the paths the code wrote) and "view" (the HTML of
 // display()), or {"error": "<traceback>"} with isError set when the code
 // raised. The server's instructions are the sandbox's guide text
@@ -21,21 +21,26 @@
 //	defer srv.Close()
 //	return srv.Run(ctx, &mcp.StdioTransport{})
 //
-// or many over streamable HTTP, each MCP session with its own sandbox, taken
-// from a pool of sandboxes booted ahead:
+// Settings (the server block of a configuration file, the flags of
+// `parselbox`) set the limits: zero turns one off, and a nil Options.Settings
+// means DefaultSettings(). A result over Settings.MaxResultMB is an error
+// that says so. Serve many clients over streamable HTTP (replies as
+// application/json), each MCP session with its own sandbox, taken from a
+// pool of sandboxes booted ahead:
 //
 //	ln, err := net.Listen("tcp", "127.0.0.1:9000")
 //	...
 //	return srv.RunHTTP(ctx, ln) // http://127.0.0.1:9000/mcp
 //
 // Over HTTP every request must come without an Origin header or from a
-// loopback origin (403 otherwise), carry Options.AuthToken as a bearer
-// token when one is set (401), and stay under MaxRequestBytes (413);
+// loopback origin (403 otherwise), carry Settings.AuthToken (16 characters
+// or more) as a bearer token when one is set (401, compared in constant
+// time), and stay under MaxRequestBytes, chunked or not (413);
 // RunHTTP refuses to listen beyond loopback without a token. Idle sessions
-// close after Options.IdleTimeout, and Options.MaxSessions bounds how many
+// close after Settings.IdleTimeout, and Settings.MaxSessions bounds how many
 // are open.
 //
-// With Options.Elicit, every tool call the sandbox makes waits for the
+// With Settings.Elicit, every tool call the sandbox makes waits for the
 // user's approval, asked through MCP elicitation; a refusal is a
 // PermissionError in Python. On protocol versions before 2026-07-28 the
 // server sends the elicitation request while execute_code is in progress;

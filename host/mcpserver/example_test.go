@@ -35,7 +35,10 @@ func ExampleServer_Run() {
 
 // Serve many clients over streamable HTTP, each with its own sandbox.
 func ExampleServer_RunHTTP() {
-	srv, err := mcpserver.New(mcpserver.Options{AuthToken: os.Getenv("PARSELBOX_AUTH_TOKEN"), Elicit: true})
+	settings := mcpserver.DefaultSettings()
+	settings.AuthToken = os.Getenv(mcpserver.AuthTokenEnv) // 16 characters or more
+	settings.Elicit = true
+	srv, err := mcpserver.New(mcpserver.Options{Settings: &settings})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -64,7 +64,7 @@ func (s *Server) serverFor(r *http.Request) *mcp.Server {
 
 // authorized checks the bearer token in constant time.
 func (s *Server) authorized(r *http.Request) bool {
-	if s.opts.AuthToken == "" {
+	if s.opts.Settings.AuthToken == "" {
 		return true
 	}
 	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
@@ -102,7 +102,7 @@ func IsLoopback(host string) bool {
 func (s *Server) RunHTTP(ctx context.Context, ln net.Listener) error {
 	addr := ln.Addr().String()
 	if host, _, err := net.SplitHostPort(addr); err != nil || !IsLoopback(host) {
-		if s.opts.AuthToken == "" {
+		if s.opts.Settings.AuthToken == "" {
 			ln.Close()
 			return fmt.Errorf("listening on %s: %w (set --auth-token or PARSELBOX_AUTH_TOKEN)", addr, ErrNeedToken)
 		}

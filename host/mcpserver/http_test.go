@@ -2,9 +2,15 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -21,7 +27,7 @@ import (
 func TestHTTPIsolation(t *testing.T) {
 	t.Parallel()
 	out := t.TempDir()
-	srv := newServer(t, Options{PoolSize: 1, Config: host.Config{OutputDir: out}})
+	srv := newServer(t, Options{Settings: with(func(s *Settings) { s.PoolSize = 1 }), Config: host.Config{OutputDir: out}})
 	url := startHTTP(t, srv)
 	ca, recA := newClient(nil)
 	a, err := connectHTTP(t, url, "", ca)
@@ -91,8 +97,8 @@ func sessionOf(t *testing.T, srv *Server, cs *mcp.ClientSession) *session {
 // beyond loopback without a token.
 func TestHTTPSecurity(t *testing.T) {
 	t.Parallel()
-	const token = "s3cret-token"
-	srv := newServer(t, Options{AuthToken: token, PoolSize: -1})
+	const token = "s3cret-token-0123456789"
+	srv := newServer(t, Options{Settings: with(func(s *Settings) { s.AuthToken, s.PoolSize = token, 0 })})
 	url := startHTTP(t, srv)
 
 	post := func(header map[string]string, body string) int {
@@ -132,6 +138,23 @@ func TestHTTPSecurity(t *testing.T) {
 		}
 	}
 
+	// A body over the limit sent in chunks, without a Content-Length.
+	req, _ := http.NewRequest(http.MethodPost, url, io.MultiReader(
+		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"`),
+		io.LimitReader(zeros{}, MaxRequestBytes), strings.NewReader(`"}}`)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.ContentLength = -1 // unknown: sent with Transfer-Encoding: chunked
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Errorf("chunked body: %v", err)
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Errorf("chunked body over the limit: status %d, want %d", resp.StatusCode, http.StatusRequestEntityTooLarge)
+		}
+	}
+
 	// The go-sdk client with and without the token.
 	c, _ := newClient(nil)
 	if _, err := connectHTTP(t, url, "", c); err == nil || !strings.Contains(err.Error(), "Unauthorized") {
@@ -146,7 +169,7 @@ func TestHTTPSecurity(t *testing.T) {
 	}
 
 	// Beyond loopback, a token is required.
-	open := newServer(t, Options{PoolSize: -1})
+	open := newServer(t, Options{Settings: with(func(s *Settings) { s.PoolSize = 0 })})
 	ln, err := net.Listen("tcp", "0.0.0.0:0")
 	if err != nil {
 		t.Fatal(err)
@@ -156,11 +179,103 @@ func TestHTTPSecurity(t *testing.T) {
 	}
 }
 
+// zeros reads as "0" forever.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = '0'
+	}
+	return len(p), nil
+}
+
+// The bearer token is compared in constant time: authorized hashes both
+// tokens and compares the digests with crypto/subtle, and compares them no
+// other way. (A timing test would be a wall clock; this checks the code
+// path, so that replacing the comparison fails it.)
+func TestTokenComparedInConstantTime(t *testing.T) {
+	t.Parallel()
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, "http.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fn *ast.FuncDecl
+	for _, d := range file.Decls {
+		if f, ok := d.(*ast.FuncDecl); ok && f.Name.Name == "authorized" {
+			fn = f
+		}
+	}
+	if fn == nil {
+		t.Fatal("no func authorized in http.go")
+	}
+	var subtleCalls, hashes int
+	ast.Inspect(fn.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			if sel, ok := n.Fun.(*ast.SelectorExpr); ok {
+				pkg, _ := sel.X.(*ast.Ident)
+				switch {
+				case pkg != nil && pkg.Name == "subtle" && sel.Sel.Name == "ConstantTimeCompare":
+					subtleCalls++
+				case pkg != nil && pkg.Name == "sha256" && sel.Sel.Name == "Sum256":
+					hashes++
+				case pkg != nil && (pkg.Name == "bytes" || pkg.Name == "strings") && (sel.Sel.Name == "Equal" || sel.Sel.Name == "Compare"):
+					t.Errorf("%s: the token is compared with %s.%s", fset.Position(n.Pos()), pkg.Name, sel.Sel.Name)
+				}
+			}
+		case *ast.BinaryExpr:
+			if lit, ok := n.Y.(*ast.BasicLit); ok && lit.Value == `""` {
+				break // whether a token is set at all
+			}
+			if call, ok := n.X.(*ast.CallExpr); ok {
+				if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "ConstantTimeCompare" {
+					break // its result, 1 for equal
+				}
+			}
+			if n.Op == token.EQL || n.Op == token.NEQ {
+				for _, side := range []ast.Expr{n.X, n.Y} {
+					if mentionsToken(side) {
+						t.Errorf("%s: the token is compared with %s", fset.Position(n.Pos()), n.Op)
+					}
+				}
+			}
+		}
+		return true
+	})
+	if subtleCalls != 1 || hashes != 1 {
+		t.Errorf("authorized: %d calls of subtle.ConstantTimeCompare and %d of sha256.Sum256, want 1 each", subtleCalls, hashes)
+	}
+	// And it decides: a wrong token of the right length is refused.
+	s := &Server{opts: Options{Settings: with(func(s *Settings) { s.AuthToken = "0123456789abcdef" })}}
+	s.token = sha256.Sum256([]byte("0123456789abcdef"))
+	for tok, want := range map[string]bool{"0123456789abcdef": true, "0123456789abcdeg": false, "": false} {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		r.Header.Set("Authorization", "Bearer "+tok)
+		if got := s.authorized(r); got != want {
+			t.Errorf("authorized(%q) = %v", tok, got)
+		}
+	}
+}
+
+// mentionsToken reports whether an expression refers to a token: the
+// request's (token) or the server's (s.token, AuthToken).
+func mentionsToken(e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && (id.Name == "token" || id.Name == "got" || id.Name == "AuthToken") {
+			found = true
+		}
+		return true
+	})
+	return found
+}
+
 // A session beyond MaxSessions is refused with a clear error; an idle
 // session closes after IdleTimeout, closing its sandbox.
 func TestHTTPLimitAndIdle(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t, Options{MaxSessions: 1, IdleTimeout: 1500 * time.Millisecond, PoolSize: 1})
+	srv := newServer(t, Options{Settings: with(func(s *Settings) { s.MaxSessions, s.IdleTimeout, s.PoolSize = 1, 1500*time.Millisecond, 1 })})
 	url := startHTTP(t, srv)
 	c, _ := newClient(nil)
 	first, err := connectHTTP(t, url, "", c)
@@ -193,7 +308,7 @@ func TestHTTPLimitAndIdle(t *testing.T) {
 // session goes on.
 func TestTimeoutAndCrash(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t, Options{PoolSize: 1, Config: host.Config{Timeout: 2 * time.Second}})
+	srv := newServer(t, Options{Settings: with(func(s *Settings) { s.PoolSize = 1 }), Config: host.Config{Timeout: 2 * time.Second}})
 	url := startHTTP(t, srv)
 	c, _ := newClient(nil)
 	cs, err := connectHTTP(t, url, "", c)
@@ -209,29 +324,32 @@ func TestTimeoutAndCrash(t *testing.T) {
 		t.Errorf("state after a timeout: %v", got)
 	}
 
-	// kill -9 of the Deno process while code runs.
+	// kill -9 of the Deno process while code runs: once the code has
+	// written its marker, so that the kill cannot land before the call.
 	sb := onlySession(t, srv).Sandbox()
 	pid := sb.PID()
-	done := make(chan result, 1)
-	go func() {
+	type answer struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() { // reports through done: the test goroutine decides
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: ToolName,
-			Arguments: map[string]any{"code": "import asyncio\nawait asyncio.sleep(30)"}})
-		if err != nil {
-			t.Errorf("call during the crash: %v", err)
-			done <- result{}
-			return
-		}
-		done <- decode(t, res)
+			Arguments: map[string]any{"code": "import asyncio\nopen('running', 'w').close()\nawait asyncio.sleep(30)"}})
+		done <- answer{res, err}
 	}()
-	time.Sleep(500 * time.Millisecond)
+	waitFor(t, 20*time.Second, "the code to run", func() bool {
+		_, err := sb.ReadFile("/workspace/running")
+		return err == nil
+	})
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case r = <-done:
-	case <-time.After(20 * time.Second):
-		t.Fatal("no result after the crash")
+	a := <-done
+	if a.err != nil {
+		t.Fatalf("call during the crash: %v", a.err)
 	}
+	r = decode(t, a.res)
 	if !r.IsError || !strings.Contains(r.Error, "state was lost") {
 		t.Errorf("crash: %+v", r)
 	}
@@ -250,7 +368,7 @@ func TestTimeoutAndCrash(t *testing.T) {
 // The pool hands a booted sandbox to a new session and boots the next.
 func TestPool(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t, Options{PoolSize: 1})
+	srv := newServer(t, Options{Settings: with(func(s *Settings) { s.PoolSize = 1 })})
 	url := startHTTP(t, srv)
 	waitFor(t, 30*time.Second, "the pool to fill", func() bool { return srv.pool.idle() == 1 })
 	c, _ := newClient(nil)

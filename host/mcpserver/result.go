@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -18,6 +20,8 @@ const (
 		"returned; print() output is not shown here. End the code with the expression you want back."
 	noteTruncated = "Execution output too big (~%d tokens, the limit is %d). It was replaced by its " +
 		"sbx.preview(). Return only the data you need, or slice it, e.g. data[:20]."
+	noteTooLarge = "The result is too large to return: %.1f MiB, the limit is %d MiB (max_result_mb). " +
+		"Return only the data you need, or write it to a file in /workspace and return its path."
 )
 
 // Response is the result object of execute_code: {"result": ...} with
@@ -45,11 +49,30 @@ func (r *Response) IsError() bool { return r.Error != "" }
 // files and view.
 func (r *Response) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
+	r.write(&b)
+	return b.Bytes(), nil
+}
+
+// text is the JSON of r as a string, written once (no []byte to copy).
+func (r *Response) text() string {
+	var b strings.Builder
+	b.Grow(len(r.Result) + len(r.View) + len(r.Error) + 64)
+	r.write(&b)
+	return b.String()
+}
+
+// write writes the JSON of r to b.
+func (r *Response) write(b interface {
+	io.Writer
+	io.ByteWriter
+}) {
 	b.WriteByte('{')
+	first := true
 	field := func(key string, v any) {
-		if b.Len() > 1 {
+		if !first {
 			b.WriteByte(',')
 		}
+		first = false
 		k, _ := json.Marshal(key)
 		b.Write(k)
 		b.WriteByte(':')
@@ -80,7 +103,6 @@ func (r *Response) MarshalJSON() ([]byte, error) {
 		field("view", r.View)
 	}
 	b.WriteByte('}')
-	return b.Bytes(), nil
 }
 
 // marshal encodes v without escaping HTML, so that code and views stay
@@ -98,11 +120,21 @@ func marshal(v any) []byte {
 // shaper turns execution results into Responses.
 type shaper struct {
 	maxTokens int // 0: no budget
+	maxBytes  int // 0: no cap
 	noUI      bool
+}
+
+func newShaper(s *Settings) shaper {
+	return shaper{maxTokens: s.MaxOutputTokens, maxBytes: s.MaxResultMB << 20, noUI: s.NoUI}
 }
 
 func (sh shaper) response(r *host.Result) *Response {
 	resp := &Response{Files: r.Files}
+	if size := len(r.Output) + len(r.View); sh.maxBytes > 0 && size > sh.maxBytes {
+		// Refused before any copy of it is made.
+		resp.Error = fmt.Sprintf(noteTooLarge, float64(size)/(1<<20), sh.maxBytes>>20)
+		return resp
+	}
 	if !sh.noUI {
 		resp.View = r.View
 	}
@@ -124,17 +156,64 @@ func (sh shaper) response(r *host.Result) *Response {
 	return resp
 }
 
+// previewChars is how much of a string sbx.preview() keeps, and one more,
+// so that the preview still says the string was cut.
+const previewChars = 201
+
+// stringPrefix decodes the first n characters of the JSON string raw, or
+// all of it when it is shorter; ok is false when raw is not a string.
+func stringPrefix(raw []byte, n int) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	i, chars := 1, 0
+	for i < len(raw)-1 && chars < n {
+		switch c := raw[i]; {
+		case c == '\\' && i+1 < len(raw) && raw[i+1] == 'u':
+			i += 6
+			if highSurrogate(raw[i-4:min(i, len(raw))]) && i+1 < len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+				i += 6 // a surrogate pair is one character
+			}
+		case c == '\\':
+			i += 2
+		default:
+			_, size := utf8.DecodeRune(raw[i:])
+			i += size
+		}
+		chars++
+	}
+	if i >= len(raw)-1 {
+		i = len(raw) - 1 // the whole string
+	}
+	var s string
+	piece := append(append(make([]byte, 0, i+1), raw[:i]...), '"')
+	if err := json.Unmarshal(piece, &s); err != nil {
+		return "", false // a surrogate pair cut in two: decode it all
+	}
+	return s, true
+}
+
+// highSurrogate reports whether the 4 hex digits of a \u escape are a
+// high surrogate, D800 to DBFF.
+func highSurrogate(hex []byte) bool {
+	return len(hex) == 4 && (hex[0] == 'd' || hex[0] == 'D') && strings.ContainsRune("89abAB", rune(hex[1]))
+}
+
 // estimateTokens is the usual rough count: a token per four bytes.
 func estimateTokens(b []byte) int { return len(b) / 4 }
 
 // preview is sbx.preview() of out; when even that exceeds the budget (a
-// dict with very many keys), its JSON cut to the budget, as a string.
+// dict with very many keys), its JSON cut to the budget, as a string. A
+// string is previewed from its first characters, without decoding the rest.
 func (sh shaper) preview(out json.RawMessage) json.RawMessage {
 	var v any
-	if err := json.Unmarshal(out, &v); err != nil {
+	if s, ok := stringPrefix(out, previewChars); ok {
+		v = router.Preview(s) // as long as the preview keeps: it adds its "..."
+	} else if err := json.Unmarshal(out, &v); err != nil {
 		v = string(out)
 	}
 	p := marshal(router.Preview(v))
+	v = nil
 	if estimateTokens(p) <= sh.maxTokens {
 		return p
 	}
@@ -170,14 +249,14 @@ func errorText(e *host.Error) string {
 	return tb + "\n" + head
 }
 
-// toolResult wraps a Response as MCP wants it: the same JSON object as
-// structured content and as one text block.
+// toolResult wraps a Response as MCP wants it: its JSON object, once, as
+// one text block. (Structured content, the same object again, is for
+// tools with an output schema, which execute_code does not declare; every
+// client reads the text, and some read nothing else.)
 func toolResult(resp *Response) *mcp.CallToolResult {
-	data, _ := resp.MarshalJSON()
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(data)}},
-		StructuredContent: json.RawMessage(data),
-		IsError:           resp.IsError(),
+		Content: []mcp.Content{&mcp.TextContent{Text: resp.text()}},
+		IsError: resp.IsError(),
 	}
 }
 

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -22,6 +23,7 @@ func TestResponse(t *testing.T) {
 	for name, tc := range map[string]struct {
 		res       host.Result
 		maxTokens int
+		maxBytes  int
 		noUI      bool
 		want      string // the JSON text, or a prefix ending in "…"
 	}{
@@ -61,6 +63,21 @@ func TestResponse(t *testing.T) {
 			maxTokens: 100,
 			want:      `{"result":"{…`,
 		},
+		"escaped string over budget": {
+			res:       host.Result{Output: json.RawMessage(`"` + strings.Repeat(`\"é\u00e9\n`, 100) + `"`)},
+			maxTokens: 150,
+			want:      `{"result":"` + strings.Repeat(`\"éé\n`, 50) + `...","note":"Execution output too big (~300 tokens, the limit is 150).…`,
+		},
+		"over the cap": {
+			res:      host.Result{Output: json.RawMessage(`"` + strings.Repeat("x", 2<<20) + `"`), View: "<b>v</b>"},
+			maxBytes: 2 << 20,
+			want:     `{"error":"The result is too large to return: 2.0 MiB, the limit is 2 MiB (max_result_mb). Return only the data you need, or write it to a file in /workspace and return its path."}`,
+		},
+		"at the cap": {
+			res:      host.Result{Output: json.RawMessage(`"` + strings.Repeat("x", 100) + `"`)},
+			maxBytes: 102,
+			want:     `{"result":"` + strings.Repeat("x", 100) + `"}`,
+		},
 		"no budget": {
 			res:  host.Result{Output: json.RawMessage(big)},
 			want: `{"result":` + big + `}`,
@@ -74,7 +91,7 @@ func TestResponse(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			resp := shaper{maxTokens: tc.maxTokens, noUI: tc.noUI}.response(&tc.res)
+			resp := shaper{maxTokens: tc.maxTokens, maxBytes: tc.maxBytes, noUI: tc.noUI}.response(&tc.res)
 			got, err := resp.MarshalJSON()
 			if err != nil {
 				t.Fatal(err)
@@ -92,15 +109,68 @@ func TestResponse(t *testing.T) {
 			if tc.maxTokens > 0 && estimateTokens(resp.Result) > tc.maxTokens {
 				t.Errorf("result of ~%d tokens over the budget of %d", estimateTokens(resp.Result), tc.maxTokens)
 			}
-			if resp.IsError() != (tc.res.Error != nil) {
+			if resp.IsError() != (tc.res.Error != nil || strings.HasPrefix(tc.want, `{"error"`)) {
 				t.Errorf("IsError %v", resp.IsError())
 			}
 			tr := toolResult(resp)
-			if tr.IsError != resp.IsError() || tr.Content[0].(*mcp.TextContent).Text != string(got) ||
-				string(tr.StructuredContent.(json.RawMessage)) != string(got) {
+			if tr.IsError != resp.IsError() || len(tr.Content) != 1 || tr.Content[0].(*mcp.TextContent).Text != string(got) ||
+				tr.StructuredContent != nil {
 				t.Errorf("tool result: %+v", tr)
 			}
 		})
+	}
+}
+
+// TestResultCopies bounds what shaping a large result allocates, the
+// result's bytes included: the tool result holds it once (no structured
+// copy, no []byte-to-string copy), and a preview does not decode the whole
+// string. Memory, not time: it does not depend on the machine's load.
+func TestResultCopies(t *testing.T) {
+	const size = 8 << 20
+	out := json.RawMessage(`"` + strings.Repeat("x", size) + `"`)
+	for name, tc := range map[string]struct {
+		sh        shaper
+		maxCopies float64 // of size
+	}{
+		"returned":  {shaper{}, 1.1},
+		"previewed": {shaper{maxTokens: 1000}, 0.1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			tr := toolResult(tc.sh.response(&host.Result{Output: out}))
+			runtime.ReadMemStats(&after)
+			if got := float64(after.TotalAlloc-before.TotalAlloc) / size; got > tc.maxCopies {
+				t.Errorf("allocated %.2f × the result's size, want at most %.2f", got, tc.maxCopies)
+			}
+			if len(tr.Content) != 1 || tr.StructuredContent != nil {
+				t.Errorf("tool result: %d content blocks, structured %v", len(tr.Content), tr.StructuredContent != nil)
+			}
+		})
+	}
+}
+
+func TestStringPrefix(t *testing.T) {
+	t.Parallel()
+	for raw, want := range map[string]string{
+		`"abc"`:                       "ab",
+		`"a"`:                         "a",
+		`""`:                          "",
+		`"\u00e9\ud83d\ude00xyz"`:     "é\U0001F600",
+		`"\n\"\\xyz"`:                 "\n\"",
+		`"日本語"`:                       "日本",
+		`"\ud83d\ude00\ud83d\ude00x"`: "\U0001F600\U0001F600", // a pair is one character
+	} {
+		got, ok := stringPrefix([]byte(raw), 2)
+		if !ok || got != want {
+			t.Errorf("stringPrefix(%s, 2) = %q, %v; want %q", raw, got, ok, want)
+		}
+	}
+	for _, raw := range []string{`12`, `["a"]`, `"`, ``} {
+		if _, ok := stringPrefix([]byte(raw), 2); ok {
+			t.Errorf("stringPrefix(%s): ok for what is not a string", raw)
+		}
 	}
 }
 

@@ -16,7 +16,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parselbox/parselbox/host"
-	"github.com/parselbox/parselbox/host/config"
 	"github.com/parselbox/parselbox/host/sandbox"
 )
 
@@ -39,14 +38,17 @@ type Server struct {
 	closed   bool
 }
 
-// New checks the sandbox configuration and returns a server; it starts no
-// sandbox until a client needs one (or RunHTTP warms the pool). A
-// configuration the host cannot run with is a *host.ConfigError or
-// *config.Error.
+// New checks the sandbox configuration (host.Config.Validate) and the
+// settings (Settings.Validate) and returns a server; it starts no sandbox
+// until a client needs one (or RunHTTP warms the pool). A configuration the
+// host cannot run with is a *host.ConfigError.
 func New(opts Options) (*Server, error) {
 	o := opts.resolved()
-	if err := config.Validate(&o.Config); err != nil {
-		return nil, err
+	if err := o.Config.Validate(); err != nil {
+		return nil, &host.ConfigError{Err: err}
+	}
+	if err := o.Settings.Validate(); err != nil {
+		return nil, &host.ConfigError{Err: err}
 	}
 	if _, err := sandbox.FindRuntime(o.Config.RuntimeDir); err != nil {
 		return nil, &host.ConfigError{Err: err}
@@ -57,14 +59,19 @@ func New(opts Options) (*Server, error) {
 		sessions: map[*session]struct{}{},
 		versions: mcp.NewServer(&mcp.Implementation{Name: Name, Version: o.Version}, nil),
 	}
-	if o.AuthToken != "" {
-		s.token = sha256.Sum256([]byte(o.AuthToken))
+	if o.Settings.AuthToken != "" {
+		s.token = sha256.Sum256([]byte(o.Settings.AuthToken))
 	}
-	s.pool = newPool(o.PoolSize, func(ctx context.Context) (*box, error) { return s.boot(ctx, true) }, s.log.Named("pool"))
+	s.pool = newPool(o.Settings.PoolSize, func(ctx context.Context) (*box, error) { return s.boot(ctx, true) }, s.log.Named("pool"))
 	s.http = mcp.NewStreamableHTTPHandler(s.serverFor, &mcp.StreamableHTTPOptions{
 		Logger:              newSlog(s.log.Named("http")),
-		SessionTimeout:      o.IdleTimeout,
+		SessionTimeout:      o.Settings.IdleTimeout,
 		MaxRequestBodyBytes: MaxRequestBytes,
+		// A reply is one application/json body rather than an SSE stream of
+		// one event: less to write and parse per call. What the server sends
+		// of its own during a call (an elicitation, a notification) goes on
+		// the session's standalone stream.
+		JSONResponse: true,
 	})
 	return s, nil
 }
@@ -75,7 +82,7 @@ func New(opts Options) (*Server, error) {
 func (s *Server) boot(ctx context.Context, perSession bool) (*box, error) {
 	cfg := s.opts.Config
 	b := &box{}
-	if s.opts.Elicit {
+	if s.opts.Settings.Elicit {
 		b.ap = &approver{}
 		cfg.Hooks = append(slices.Clone(cfg.Hooks), b.ap)
 	}
@@ -112,9 +119,9 @@ func (s *Server) admit(sess *session) error {
 	if s.closed {
 		return ErrClosed
 	}
-	if s.opts.MaxSessions > 0 && len(s.sessions) >= s.opts.MaxSessions {
+	if max := s.opts.Settings.MaxSessions; max > 0 && len(s.sessions) >= max {
 		return fmt.Errorf("parselbox: %w: %d are open, the limit (--max-sessions) is %d; "+
-			"close a session or wait until an idle one times out", ErrTooManySessions, len(s.sessions), s.opts.MaxSessions)
+			"close a session or wait until an idle one times out", ErrTooManySessions, len(s.sessions), max)
 	}
 	s.sessions[sess] = struct{}{}
 	return nil
@@ -175,7 +182,8 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 
 // ServeMCP serves an existing sandbox over t, as Run does, until the client
 // disconnects or ctx is done; sb stays open. opts may be nil; of it,
-// MaxOutputTokens, NoUI, Version and Logger apply. (Approvals need the
+// the settings MaxOutputTokens, MaxResultMB and NoUI, Version and Logger
+// apply. (Approvals need the
 // sandbox's hooks: use a Server with Options.Elicit for them.)
 func ServeMCP(ctx context.Context, sb *host.Sandbox, t mcp.Transport, opts *Options) error {
 	var o Options

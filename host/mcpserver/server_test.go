@@ -17,7 +17,7 @@ func TestSession(t *testing.T) {
 	for _, protocol := range []string{"", "2025-11-25"} {
 		t.Run("protocol="+protocol, func(t *testing.T) {
 			t.Parallel()
-			srv := newServer(t, Options{MaxOutputTokens: 100})
+			srv := newServer(t, Options{Settings: with(func(s *Settings) { s.MaxOutputTokens = 100 })})
 			c, rec := newClient(nil)
 			cs := connectInMemory(t, srv, c, protocol)
 

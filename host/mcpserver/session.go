@@ -59,7 +59,7 @@ func newSession(o *Options, log hclog.Logger, acquire func(context.Context, *mcp
 	s := &session{
 		opts:      o,
 		log:       log,
-		shape:     shaper{maxTokens: o.MaxOutputTokens, noUI: o.NoUI},
+		shape:     newShaper(o.Settings),
 		acquire:   acquire,
 		release:   release,
 		turn:      make(chan struct{}, 1),
@@ -248,14 +248,7 @@ func (s *session) start(b *box, code string, canElicit bool) *execution {
 		defer s.setRunning(nil)
 		began := time.Now()
 		ex.res, ex.err = b.sb.Execute(ctx, code)
-		args := []any{logMS, time.Since(began).Milliseconds()}
-		switch {
-		case ex.err != nil:
-			args = append(args, logError, ex.err)
-		case ex.res.Error != nil:
-			args = append(args, logRaised, ex.res.Error.Type)
-		}
-		s.log.Debug("executed", args...)
+		s.logExecuted(ex, began)
 	}()
 	return ex
 }
@@ -279,9 +272,55 @@ func (s *session) executeCode(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if err != nil {
 		return toolResult(failure("the sandbox could not start: %v", err)), nil
 	}
+	if b.ap == nil {
+		// Nothing can ask for approval: run in this request's goroutine,
+		// without the hand-offs an execution that waits for answers needs.
+		ex := s.run(ctx, b, code)
+		if ctx.Err() != nil && s.ctx.Err() == nil {
+			return nil, ctx.Err() // the client gave up on the call
+		}
+		return s.result(ex), nil
+	}
 	s.abandonSuspended()
 	ex := s.start(b, code, canElicit(req))
 	return s.await(ctx, req, ex)
+}
+
+// run runs code in the sandbox when the previous execution is over, in the
+// caller's goroutine. It stops when ctx is done or the session ends.
+func (s *session) run(ctx context.Context, b *box, code string) *execution {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.ctx, cancel)()
+	ex := &execution{cancel: cancel}
+	select {
+	case s.turn <- struct{}{}:
+	case <-ctx.Done():
+		ex.err = ctx.Err()
+		return ex
+	}
+	defer func() { <-s.turn }()
+	s.setRunning(ex)
+	defer s.setRunning(nil)
+	began := time.Now()
+	ex.res, ex.err = b.sb.Execute(ctx, code)
+	s.logExecuted(ex, began)
+	return ex
+}
+
+// logExecuted logs the end of an execution at debug level.
+func (s *session) logExecuted(ex *execution, began time.Time) {
+	if !s.log.IsDebug() {
+		return
+	}
+	args := []any{logMS, time.Since(began).Milliseconds()}
+	switch {
+	case ex.err != nil:
+		args = append(args, logError, ex.err)
+	case ex.res.Error != nil:
+		args = append(args, logRaised, ex.res.Error.Type)
+	}
+	s.log.Debug("executed", args...)
 }
 
 // await waits for the execution to end, serving the approvals its tool

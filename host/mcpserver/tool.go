@@ -36,14 +36,15 @@ type Tool struct {
 }
 
 // NewTool returns execute_code running in sb, shaped as the MCP server
-// shapes it (opts may be nil: MaxOutputTokens, NoUI apply).
+// shapes it (opts may be nil: the settings MaxOutputTokens, MaxResultMB
+// and NoUI apply).
 func NewTool(sb *host.Sandbox, opts *Options) *Tool {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
 	o = o.resolved()
-	sh := shaper{maxTokens: o.MaxOutputTokens, noUI: o.NoUI}
+	sh := newShaper(o.Settings)
 	return &Tool{
 		Name:        ToolName,
 		Description: ToolDescription,
@@ -65,16 +66,22 @@ func NewTool(sb *host.Sandbox, opts *Options) *Tool {
 // errNoCode is returned for arguments without a string "code".
 var errNoCode = errors.New(`execute_code takes one argument, "code": a string of Python`)
 
-// parseCode reads the code out of execute_code's arguments.
+// parseCode reads the code out of execute_code's arguments: the string
+// under the key "code", exactly (encoding/json would also take "Code").
 func parseCode(arguments json.RawMessage) (string, error) {
-	var args struct {
-		Code *string `json:"code"`
-	}
+	var args map[string]json.RawMessage
 	if err := json.Unmarshal(arguments, &args); err != nil {
 		return "", fmt.Errorf("%w: %v", errNoCode, err)
 	}
-	if args.Code == nil {
+	raw, ok := args["code"]
+	var code *string
+	if ok {
+		if err := json.Unmarshal(raw, &code); err != nil {
+			return "", fmt.Errorf("%w: %v", errNoCode, err)
+		}
+	}
+	if code == nil {
 		return "", errNoCode
 	}
-	return *args.Code, nil
+	return *code, nil
 }

@@ -31,7 +31,7 @@ func newSandbox(t *testing.T) *host.Sandbox {
 func TestToolAndServeMCP(t *testing.T) {
 	t.Parallel()
 	sb := newSandbox(t)
-	tool := NewTool(sb, &Options{MaxOutputTokens: 50})
+	tool := NewTool(sb, &Options{Settings: with(func(s *Settings) { s.MaxOutputTokens = 50 })})
 	if tool.Name != "execute_code" || !json.Valid(tool.InputSchema) || !strings.Contains(tool.Description, "sbx.help()") {
 		t.Errorf("tool: %+v", tool)
 	}

@@ -152,10 +152,10 @@ func TestHostConfigErrors(t *testing.T) {
 		want string
 	}{
 		"no mcpServers": {`{"servers": {}}`, `no "mcpServers" key`},
-		"bad entry":     {"{\"mcpServers\": {\n  \"x\": {\"command\": \"a\", \"url\": \"http://h\"}\n}}", `mcp.json:2: mcpServers "x": "url" and "headers" are for http servers`},
+		"bad entry":     {"{\"mcpServers\": {\n  \"x\": {\"command\": \"a\", \"url\": \"http://h\"}\n}}", `mcp.json:2: mcpServers "x".url: is for http servers; this one is stdio`},
 		"bad type":      {"{\"mcpServers\": {\n  \"x\": {\"args\": \"-y\"}\n}}", `mcp.json:2: mcpServers "x": args: must be a list of strings, got a string`},
 		"syntax":        {"{\"mcpServers\": {\n  \"x\": {,\n}}", `mcp.json:2: invalid character`},
-		"namespace":     {`{"mcpServers": {"my-server": {"command": "a"}, "my_server": {"command": "b"}}}`, `the namespace "my_server" is taken by`},
+		"namespace":     {`{"mcpServers": {"my-server": {"command": "a"}, "my_server": {"command": "b"}}}`, `mcpServers "my_server": the namespace "my_server" is also that of mcpServers "my-server" in `},
 	} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_"), "mcp.json")

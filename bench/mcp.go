@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/host/mcpserver"
+)
+
+// mcpTargets are the lines of the table for one execute_code on an open
+// MCP session, compared with a bare exec measured in the same loop.
+var mcpTargets = []target{
+	{"mcp_exec_p50_ms", "exec_p50_ms", "≤ exec + 1 ms", func(r results) bool {
+		return r.v("mcp_exec_p50_ms") <= r.v("exec_p50_ms")+1
+	}},
+	{"mcp_stdio_exec_p50_ms", "exec_p50_ms", "≤ exec + 0.5 ms", func(r results) bool {
+		return r.v("mcp_stdio_exec_p50_ms") <= r.v("exec_p50_ms")+0.5
+	}},
+}
+
+// mcpClients are open MCP sessions of the two transports: streamable HTTP
+// to a server in this process, and stdio to bin/parselbox.
+type mcpClients struct {
+	http, stdio *mcp.ClientSession
+	close       func()
+}
+
+// openMCP opens one session over each transport. The stdio one needs
+// bin/parselbox (make build); without it, stdio is nil.
+func (b *bench) openMCP(ctx context.Context) (*mcpClients, error) {
+	c := &mcpClients{}
+	var closers []func()
+	c.close = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	srv, err := mcpserver.New(b.mcpOptions(1))
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- srv.RunHTTP(sctx, ln) }()
+	closers = append(closers, func() { cancel(); <-served })
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	c.http, err = client.Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint: "http://" + ln.Addr().String() + mcpserver.Path, MaxRetries: -1,
+	}, nil)
+	if err != nil {
+		c.close()
+		return nil, fmt.Errorf("connecting over HTTP: %w", err)
+	}
+	closers = append(closers, func() { c.http.Close() })
+
+	bin, err := filepath.Abs(filepath.Join("bin", "parselbox"))
+	if err != nil {
+		c.close()
+		return nil, err
+	}
+	if _, err := os.Stat(bin); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: MCP over stdio not measured: bin/parselbox is not built (make build)")
+		return c, nil
+	}
+	cmd := exec.Command(bin, "--runtime-dir", b.rt.Dir, "--cache-dir", b.cacheDir)
+	cmd.Env = append(os.Environ(), "PARSELBOX_LOG_LEVEL=error")
+	c.stdio, err = client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		c.close()
+		return nil, fmt.Errorf("connecting over stdio: %w", err)
+	}
+	closers = append(closers, func() { c.stdio.Close() })
+	return c, nil
+}
+
+// callExec runs code with execute_code on cs and checks that the text of
+// the result is want: a call that fails fast must not pass for a fast one.
+func callExec(ctx context.Context, cs *mcp.ClientSession, code, want string) (time.Duration, error) {
+	t0 := time.Now()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpserver.ToolName, Arguments: map[string]any{"code": code}})
+	d := time.Since(t0)
+	if err != nil {
+		return 0, err
+	}
+	if len(res.Content) == 0 {
+		return 0, errors.New("execute_code returned no content")
+	}
+	text, _ := res.Content[0].(*mcp.TextContent)
+	if res.IsError || text == nil || text.Text != want {
+		return 0, fmt.Errorf("execute_code(%q) = %+v, want %s", code, res.Content[0], want)
+	}
+	return d, nil
+}
+
+// mcpOptions are the options of the MCP servers measured: the default
+// settings, with a pool of the given size.
+func (b *bench) mcpOptions(pool int) mcpserver.Options {
+	s := mcpserver.DefaultSettings()
+	s.PoolSize = pool
+	return mcpserver.Options{
+		Config:   host.Config{RuntimeDir: b.rt.Dir, CacheDir: b.cacheDir},
+		Settings: &s,
+		Version:  "bench",
+	}
+}
