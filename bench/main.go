@@ -156,6 +156,7 @@ func (b *bench) run(runtimeDir string) error {
 	if err := b.runCalls(ctx); err != nil {
 		return err
 	}
+	b.measureResult(ctx)
 	if err := measureSessions(ctx, b, 10); err != nil {
 		return fmt.Errorf("sessions: %w", err)
 	}
@@ -234,7 +235,7 @@ func (b *bench) execRun(ctx context.Context, fl *floor, mc *mcpClients) error {
 	return nil
 }
 
-func (b *bench) start(ctx context.Context, cold bool) (*sandbox.Sandbox, error) {
+func (b *bench) start(ctx context.Context, cold bool) (*sandbox.Supervisor, error) {
 	ws, err := os.MkdirTemp(b.cacheDir, "ws-")
 	if err != nil {
 		return nil, err

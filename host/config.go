@@ -19,8 +19,11 @@ import (
 
 // Defaults for the zero values of Config.
 const (
-	DefaultMemoryMB = 2048
-	DefaultTimeout  = 60 * time.Second
+	DefaultMemoryMB         = 2048
+	DefaultTimeout          = 60 * time.Second
+	DefaultWorkspaceQuotaMB = 1024
+	DefaultMaxMessageSizeMB = 64
+	DefaultMaxResultSizeMB  = 64
 )
 
 // Config says what a sandbox may do and which bridges it reaches. The file
@@ -64,6 +67,20 @@ type Config struct {
 	Memory int `koanf:"memory" want:"a whole number of MB from 1 to 4096 (the 32-bit WebAssembly limit)"`
 	// Timeout bounds one execution.
 	Timeout time.Duration `koanf:"timeout" want:"a number of seconds or a duration such as \"90s\" (0 turns the limit off)"`
+	// WorkspaceQuota caps, in MB, what the sandbox may store in /workspace,
+	// /files and the rw mounts, counted from what they hold at start: a
+	// write past it fails in Python with OSError (ENOSPC, "quota exceeded")
+	// and writes nothing. Zero means DefaultWorkspaceQuotaMB.
+	WorkspaceQuota int `koanf:"workspace_quota" want:"a whole number of MB, 0 (the default) or more"`
+	// MaxMessageSize caps, in MB, one message between the host and the
+	// sandbox: a tool call's arguments, a tool's result. Over it, the call
+	// fails in Python with an error naming this option. Zero means
+	// DefaultMaxMessageSizeMB.
+	MaxMessageSize int `koanf:"max_message_size" want:"a whole number of MB, 0 (the default) or more"`
+	// MaxResultSize caps, in MB, one execution's result (its output with
+	// stdout and stderr): a larger one fails the execution with an error
+	// naming this option. Zero means DefaultMaxResultSizeMB.
+	MaxResultSize int `koanf:"max_result_size" want:"a whole number of MB, 0 (the default) or more"`
 	// Env is the sandbox's whole environment (os.environ in Python); the
 	// host's own environment is never passed.
 	Env map[string]string `koanf:"env"`
@@ -200,6 +217,14 @@ func (c *Config) Validate() error {
 	}
 	if c.Memory < 0 || c.Memory > MaxMemoryMB {
 		v.bad("memory", "must be a whole number of MB from 1 to %d (the 32-bit WebAssembly limit), got %d", MaxMemoryMB, c.Memory)
+	}
+	for _, l := range []struct {
+		key string
+		mb  int
+	}{{"workspace_quota", c.WorkspaceQuota}, {"max_message_size", c.MaxMessageSize}, {"max_result_size", c.MaxResultSize}} {
+		if l.mb < 0 {
+			v.bad(l.key, "must be a whole number of MB, 0 (the default) or more, got %d", l.mb)
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Env)) {
 		v.envName(entry("env", name), name)

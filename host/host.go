@@ -28,7 +28,7 @@ const MaxMemoryMB = 4096
 type Sandbox struct {
 	cfg     Config
 	log     hclog.Logger
-	sb      *sandbox.Sandbox
+	sb      *sandbox.Supervisor
 	router  *router.Router
 	files   fsMap
 	tempDir string // removed on Close; holds the workspace unless OutputDir is set
@@ -106,6 +106,22 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 		s.timeout = DefaultTimeout
 	case cfg.Timeout > 0:
 		s.timeout = cfg.Timeout
+	}
+	// Between executions, a callback may block the sandbox as long as an
+	// execution may run.
+	opts.IdleTimeout = s.timeout
+	for _, l := range []struct {
+		mb, def int
+		bytes   *int64
+	}{
+		{cfg.WorkspaceQuota, DefaultWorkspaceQuotaMB, &opts.WorkspaceQuota},
+		{cfg.MaxMessageSize, DefaultMaxMessageSizeMB, &opts.MaxMessageBytes},
+		{cfg.MaxResultSize, DefaultMaxResultSizeMB, &opts.MaxResultBytes},
+	} {
+		if l.mb == 0 {
+			l.mb = l.def
+		}
+		*l.bytes = int64(l.mb) << 20 // Validate refused negative values
 	}
 	opts.AllowNet = cfg.AllowNet
 

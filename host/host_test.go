@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -242,23 +243,45 @@ func TestFilesystemIsolation(t *testing.T) {
 	os.Symlink(filepath.Join(mnt, "real.txt"), filepath.Join(mnt, "link.txt"))
 	sb := newSandbox(t, host.Config{Mounts: map[string]host.Mount{"data": {Source: mnt}}})
 
-	attempts := map[string]string{
-		"python open":             `open("/etc/passwd").read()`,
-		"python secret":           `open(` + quote(secret) + `).read()`,
-		"traversal":               `open("/workspace/../../../../etc/passwd").read()`,
-		"js import Deno":          `from js import Deno; Deno.readTextFileSync("/etc/passwd")`,
-		"js globalThis":           `import js; js.globalThis.Deno.readTextFileSync("/etc/passwd")`,
-		"function constructor":    `import js; js.Object.constructor("return Deno")().readTextFileSync("/etc/passwd")`,
-		"pyodide mountNodeFS":     `import pyodide_js, os; pyodide_js.mountNodeFS("/hostetc", "/etc"); open("/hostetc/passwd").read()`,
-		"emscripten NODEFS mount": `import pyodide_js; FS = pyodide_js.FS; FS.mkdir("/h"); FS.mount(FS.filesystems.NODEFS, pyodide_js.ffi.to_js({"root": "/etc"}), "/h"); open("/h/passwd").read()`,
-		"run_js":                  `from pyodide.code import run_js; run_js("Deno.readTextFileSync('/etc/passwd')")`,
+	// Each attempt returns what it read, so that a read that succeeded
+	// shows in the output; the control reads an allowed file the same way,
+	// which proves that the leak check can fire.
+	control := value(t, exec(t, sb, `open("/mnt/data/link.txt").read()`))
+	if control != "inside" || !leaked(control) {
+		t.Fatalf("control read: %v", control)
 	}
-	for name, code := range attempts {
-		r := exec(t, sb, code)
+	notFound := func(path string) [2]string {
+		return [2]string{"FileNotFoundError", "[Errno 44] No such file or directory: '" + path + "'"}
+	}
+	attempts := map[string]struct {
+		code string
+		want [2]string // error type, message
+	}{
+		"python open":          {`open("/etc/passwd").read()`, notFound("/etc/passwd")},
+		"python secret":        {`open(` + quote(secret) + `).read()`, notFound(secret)},
+		"traversal":            {`open("/workspace/../../../../etc/passwd").read()`, notFound("/workspace/../../../../etc/passwd")},
+		"js import Deno":       {`from js import Deno; Deno.readTextFileSync("/etc/passwd")`, [2]string{"ImportError", "cannot import name 'Deno' from 'js' (unknown location)"}},
+		"js globalThis":        {`import js; js.globalThis.Deno.readTextFileSync("/etc/passwd")`, [2]string{"AttributeError", "globalThis"}},
+		"function constructor": {`import js; js.Object.constructor("return Deno")().readTextFileSync("/etc/passwd")`, [2]string{"JsException", "EvalError: Code generation from strings disallowed for this context"}},
+		"js fetch file":        {`import js; await (await js.fetch("file:///etc/passwd")).text()`, [2]string{"JsException", "TypeError: fetch: the file: scheme is not allowed in the sandbox (only http:, https: and data: URLs)"}},
+		"pyfetch file":         {`from pyodide.http import pyfetch; await (await pyfetch("file://` + secret + `")).string()`, [2]string{"AbortError", "fetch: the file: scheme is not allowed in the sandbox (only http:, https: and data: URLs)"}},
+		"pyodide mountNodeFS":  {`import pyodide_js; pyodide_js.mountNodeFS("/hostetc", "/etc"); open("/hostetc/passwd").read()`, [2]string{"JsException", "Error: mountNodeFS is not available in the sandbox (the host installs packages and mounts)"}},
+		"emscripten NODEFS":    {`import pyodide_js; FS = pyodide_js.FS; FS.mkdir("/h"); FS.mount(FS.filesystems.NODEFS, pyodide_js.ffi.to_js({"root": "/etc"}), "/h"); open("/h/passwd").read()`, [2]string{"AttributeError", "NODEFS"}},
+		"emscripten mount":     {`import pyodide_js; from pyodide.ffi import to_js; FS = pyodide_js.FS; FS.mkdir("/h2"); FS.mount(to_js({}), to_js({"root": "/etc"}), "/h2")`, [2]string{"JsException", "Error: FS.mount: only MEMFS can be mounted in the sandbox"}},
+		"run_js":               {`from pyodide.code import run_js; run_js("Deno.readTextFileSync('/etc/passwd')")`, [2]string{"ImportError", "cannot import name 'eval' from 'js' (unknown location)"}},
+		"guest symlink":        {`import os; os.symlink("/etc/passwd", "/workspace/passwd"); open("/workspace/passwd").read()`, [2]string{"PermissionError", "[Errno 63] Operation not permitted: '/etc/passwd' -> '/workspace/passwd'"}},
+	}
+	for name, a := range attempts {
+		r := exec(t, sb, a.code)
 		if r.Error == nil {
 			t.Errorf("%s: read succeeded: %s", name, r.Output)
-		} else if strings.Contains(string(r.Output), "root:") || strings.Contains(string(r.Output), "top secret") {
-			t.Errorf("%s: leaked: %s", name, r.Output)
+			continue
+		}
+		if leaked(string(r.Output)) || leaked(r.Error.Message) {
+			t.Errorf("%s: leaked: %s %s", name, r.Output, r.Error.Message)
+		}
+		if r.Error.Type != a.want[0] || r.Error.Message != a.want[1] && a.want[1] != "" {
+			t.Errorf("%s: %s: %s; want %s: %s", name, r.Error.Type, r.Error.Message, a.want[0], a.want[1])
 		}
 	}
 	// The sandbox survives all of this.
@@ -280,22 +303,70 @@ func TestFilesystemIsolation(t *testing.T) {
 	}
 }
 
+// leaked reports whether s holds the content of a file the sandbox must
+// not read (or, for the control, the one it may).
+func leaked(v any) bool {
+	s, _ := v.(string)
+	return strings.Contains(s, "root:") || strings.Contains(s, "top secret") || strings.Contains(s, "inside")
+}
+
+// The output directory is checked for escaping symlinks as mounts are.
+func TestOutputDirSymlinkRefused(t *testing.T) {
+	t.Parallel()
+	out, secretDir := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(out, "reports"), 0o755)
+	os.Symlink(secretDir, filepath.Join(out, "reports", "leak"))
+	_, err := host.New(t.Context(), host.Config{
+		RuntimeDir: testenv.Runtime(t).Dir, CacheDir: testenv.CacheDir(t), OutputDir: out,
+	})
+	var ce *host.ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "/workspace/reports/leak is a symlink to "+secretDir+", outside the directories the sandbox may read") {
+		t.Errorf("an output directory with an escaping symlink: %v", err)
+	}
+	// A link that stays inside is fine.
+	os.Remove(filepath.Join(out, "reports", "leak"))
+	os.Symlink(filepath.Join(out, "reports"), filepath.Join(out, "again"))
+	sb := newSandbox(t, host.Config{OutputDir: out})
+	if got := value(t, exec(t, sb, "import os; os.path.isdir('again')")); got != true {
+		t.Errorf("a link inside the output directory: %v", got)
+	}
+}
+
 func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
 
+// No processes: Deno runs with --deny-run (and no env, FFI or system
+// access), and Python's ways to start one raise OSError.
 func TestNoSubprocess(t *testing.T) {
 	t.Parallel()
 	sb := newSandbox(t, host.Config{})
-	for name, code := range map[string]string{
-		"subprocess":      `import subprocess; subprocess.run(["id"])`,
-		"os.system":       `import os; r = os.system("id"); assert r == 0, r`,
-		"os.fork":         `import os; os.fork()`,
-		"js Deno.Command": `import js; js.Deno.Command.new("id").outputSync()`,
+	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(sb.PID()) + "/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := strings.Split(string(cmdline), "\x00")
+	for _, flag := range []string{"--deny-run", "--deny-env", "--deny-ffi", "--deny-sys"} {
+		if !slices.Contains(args, flag) {
+			t.Errorf("the Deno process runs without %s: %q", flag, args)
+		}
+	}
+	for _, a := range args {
+		if strings.HasPrefix(a, "--allow-run") || strings.HasPrefix(a, "--allow-all") || a == "-A" {
+			t.Errorf("the Deno process runs with %s", a)
+		}
+	}
+	for name, tc := range map[string]struct{ code, typ, msg string }{
+		"subprocess":      {`import subprocess; subprocess.run(["id"])`, "OSError", "[Errno 138] emscripten does not support processes."},
+		"os.system":       {`import os; os.system("id")`, "OSError", "[Errno 52] os.system: processes cannot be started in the sandbox"},
+		"os.fork":         {`import os; os.fork()`, "OSError", "[Errno 52] os.fork: processes cannot be started in the sandbox"},
+		"os.execv":        {`import os; os.execv("/bin/id", ["id"])`, "OSError", "[Errno 52] os.execv: processes cannot be started in the sandbox"},
+		"js Deno.Command": {`import js; js.Deno.Command.new("id").outputSync()`, "AttributeError", "Deno"},
 	} {
-		if r := exec(t, sb, code); r.Error == nil {
-			t.Errorf("%s: ran: %s", name, r.Output)
+		r := exec(t, sb, tc.code)
+		if r.Error == nil || r.Error.Type != tc.typ || r.Error.Message != tc.msg {
+			t.Errorf("%s: got %+v, want %s: %s", name, r.Error, tc.typ, tc.msg)
 		}
 	}
 }

@@ -47,6 +47,12 @@ func newSandboxFlags(fs *pflag.FlagSet) *configFlags {
 	f.keys["memory"] = "memory"
 	fs.Int("timeout", int(host.DefaultTimeout.Seconds()), "timeout of one execution in `seconds` (0: none)")
 	f.keys["timeout"] = "timeout"
+	fs.Int("workspace-quota", host.DefaultWorkspaceQuotaMB, "most the sandbox may store in /workspace, /files and rw mounts, in `MB`")
+	f.keys["workspace-quota"] = "workspace_quota"
+	fs.Int("max-message-size", host.DefaultMaxMessageSizeMB, "largest message between host and sandbox (tool arguments, tool results), in `MB`")
+	f.keys["max-message-size"] = "max_message_size"
+	fs.Int("max-result-size", host.DefaultMaxResultSizeMB, "largest result of one execution, in `MB`")
+	f.keys["max-result-size"] = "max_result_size"
 	f.list("env", "env", "set `KEY=VALUE` in the sandbox's environment (repeatable)")
 	f.list("plugin-dir", "plugin_dirs", "search `dir` for parselbox-bridge-* plugins (repeatable)")
 	f.string("mcp", "mcp", "", "MCP servers from an mcp.json `file` ({\"mcpServers\": {...}}): each becomes a namespace")

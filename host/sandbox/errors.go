@@ -22,6 +22,9 @@ const (
 	// ErrorTypeCrash: the sandbox process died (killed, out of memory, a
 	// fatal runtime error) and was restarted (state lost).
 	ErrorTypeCrash = "SandboxCrashed"
+	// ErrorTypeResultTooLarge: the execution's result was over
+	// max_result_size (or max_message_size) and was not returned.
+	ErrorTypeResultTooLarge = "ResultTooLarge"
 )
 
 // RemoteError is an error a Handler returns to make the sandbox raise a

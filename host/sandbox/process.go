@@ -1,7 +1,7 @@
 package sandbox
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,39 +16,55 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/parselbox/parselbox/sdk/procgroup"
 )
 
 // Handler serves the sandbox's requests to the host: tool calls and the
 // like. Each request is served on its own goroutine; ctx is cancelled when
 // the sandbox gives up on the request (it was interrupted) or its process
 // exits. A *RemoteError return makes Python raise that exception type; any
-// other error raises RuntimeError with the error's text.
+// other error raises RuntimeError with the error's text. A json.RawMessage
+// result reaches Python as it is (it is only compacted if it spans lines).
 type Handler interface {
 	ServeSandbox(ctx context.Context, method string, params json.RawMessage) (any, error)
 }
 
 // Reasons the host killed a process, reported in the error of the
-// execution that was running.
+// execution that was running (or in the note of the next one).
 const (
-	killTimeout = "timeout"
-	killMemory  = "memory"
-	killClose   = "close"
+	killTimeout  = "timeout"  // an execution did not stop when interrupted
+	killMemory   = "memory"   // above the hard memory limit
+	killClose    = "close"    // the sandbox was closed
+	killRunaway  = "runaway"  // a callback blocked the sandbox between executions
+	killFatal    = "fatal"    // the interpreter failed fatally
+	killProtocol = "protocol" // the sandbox broke the protocol
 )
+
+// interruptPipe is where the watchdog thread of the runner reads interrupt
+// requests: the read end of a pipe passed as the child's fd 3.
+const interruptPipe = "/dev/fd/3"
 
 // process is one Deno process and its protocol connection.
 type process struct {
 	log     hclog.Logger
-	cmd     *exec.Cmd
+	group   *procgroup.Process
 	handler Handler
+	limits  protocolLimits
 
 	writeMu sync.Mutex
 	stdin   io.WriteCloser
+
+	ctlMu sync.Mutex
+	ctl   *os.File // the interrupt pipe's write end
 
 	mu         sync.Mutex
 	nextID     int64
 	pending    map[int64]chan *message      // our requests awaiting a response
 	serving    map[int64]context.CancelFunc // the sandbox's requests being served
 	killReason string
+	killDetail string // what the sandbox said about a fatal error or a runaway
+
+	reported bool // an execution reported its end (guarded by Supervisor.mu)
 
 	ctx    context.Context // cancelled when the process has exited
 	cancel context.CancelFunc
@@ -59,6 +75,11 @@ type process struct {
 	stderr  *tailBuffer
 }
 
+// protocolLimits bound what crosses the channel.
+type protocolLimits struct {
+	maxMessage int64 // bytes of one line, either way
+}
+
 // spawnSpec is what it takes to start one process.
 type spawnSpec struct {
 	args    []string
@@ -67,16 +88,13 @@ type spawnSpec struct {
 	init    initParams
 	handler Handler
 	log     hclog.Logger
+	limits  protocolLimits
 }
 
 func spawn(spec spawnSpec) (*process, error) {
 	cmd := exec.Command(spec.args[0], spec.args[1:]...)
 	cmd.Env = spec.env
 	cmd.Dir = spec.dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Setpgid:   true,            // its own group: a kill reaches every thread and child
-		Pdeathsig: syscall.SIGKILL, // and it dies with the host
-	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -89,12 +107,18 @@ func spawn(spec spawnSpec) (*process, error) {
 	if err != nil {
 		return nil, err
 	}
+	ctlR, ctlW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.ExtraFiles = []*os.File{ctlR} // fd 3
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &process{
 		log:     spec.log,
-		cmd:     cmd,
 		handler: spec.handler,
+		limits:  spec.limits,
 		stdin:   stdin,
+		ctl:     ctlW,
 		pending: make(map[int64]chan *message),
 		serving: make(map[int64]context.CancelFunc),
 		ctx:     ctx,
@@ -103,11 +127,15 @@ func spawn(spec spawnSpec) (*process, error) {
 		exited:  make(chan struct{}),
 		stderr:  newTailBuffer(16 << 10),
 	}
-	if err := cmd.Start(); err != nil {
+	// Its own process group, killed with the host (procgroup).
+	p.group, err = procgroup.Start(cmd)
+	ctlR.Close()
+	if err != nil {
+		ctlW.Close()
 		cancel()
 		return nil, fmt.Errorf("starting deno: %w", err)
 	}
-	p.log = p.log.With("pid", cmd.Process.Pid)
+	p.log = p.log.With("pid", p.group.Pid())
 
 	stderrDone := make(chan struct{})
 	go func() {
@@ -117,7 +145,7 @@ func spawn(spec spawnSpec) (*process, error) {
 	go func() {
 		p.readStdout(stdout)
 		<-stderrDone
-		err := cmd.Wait()
+		err := p.group.Wait()
 		p.mu.Lock()
 		p.exitErr = err
 		pending := p.pending
@@ -127,6 +155,10 @@ func spawn(spec spawnSpec) (*process, error) {
 		for _, ch := range pending {
 			close(ch)
 		}
+		p.ctlMu.Lock()
+		p.ctl.Close()
+		p.ctl = nil
+		p.ctlMu.Unlock()
 		close(p.exited)
 	}()
 
@@ -138,7 +170,7 @@ func spawn(spec spawnSpec) (*process, error) {
 	return p, nil
 }
 
-func (p *process) pid() int { return p.cmd.Process.Pid }
+func (p *process) pid() int { return p.group.Pid() }
 
 // waitReady waits for the ready notification.
 func (p *process) waitReady(ctx context.Context) (ReadyInfo, error) {
@@ -180,84 +212,117 @@ func (p *process) isExited() bool {
 	}
 }
 
-// kill ends the process group at once, remembering why. Once the process
-// is reaped its id may be reused, so an exited process is left alone (its
-// group is empty: Deno runs with --deny-run).
-func (p *process) kill(reason string) {
+// kill ends the process group at once, remembering why (the first reason
+// counts). procgroup leaves a reaped group alone: its id may be reused.
+func (p *process) kill(reason string) { p.killWith(reason, "") }
+
+func (p *process) killWith(reason, detail string) {
 	p.mu.Lock()
 	if p.killReason == "" {
-		p.killReason = reason
+		p.killReason, p.killDetail = reason, detail
 	}
 	p.mu.Unlock()
-	if !p.isExited() {
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	}
+	p.group.Kill()
 }
 
-func (p *process) reason() string {
+func (p *process) reason() (string, string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.killReason
+	return p.killReason, p.killDetail
 }
 
-// stop ends the process: EOF on stdin first (the runner exits), then SIGKILL
-// after grace.
+// stop ends the process: EOF on stdin first (the runner exits), then
+// SIGTERM, then SIGKILL, grace apart; it returns once the process is reaped.
 func (p *process) stop(grace time.Duration) {
 	p.mu.Lock()
 	if p.killReason == "" {
 		p.killReason = killClose
 	}
 	p.mu.Unlock()
-	p.writeMu.Lock()
-	_ = p.stdin.Close()
-	p.writeMu.Unlock()
-	select {
-	case <-p.exited:
-	case <-time.After(grace):
-		p.kill(killClose)
-		<-p.exited
-	}
+	p.group.Stop(closerFunc(func() error {
+		p.writeMu.Lock() // not in the middle of a line
+		defer p.writeMu.Unlock()
+		return p.stdin.Close()
+	}), grace)
+	<-p.exited
 }
 
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
+
+// send writes one message as a line.
 func (p *process) send(m *message) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
+	return p.writeLine(b)
+}
+
+// writeLine writes parts as one line, whole: small lines in one write,
+// large ones part by part (not copied into one buffer).
+func (p *process) writeLine(parts ...[]byte) error {
+	n := 1
+	for _, b := range parts {
+		n += len(b)
+	}
 	p.writeMu.Lock()
 	defer p.writeMu.Unlock()
-	_, err = p.stdin.Write(b)
+	if n <= 64<<10 {
+		line := make([]byte, 0, n)
+		for _, b := range parts {
+			line = append(line, b...)
+		}
+		_, err := p.stdin.Write(append(line, '\n'))
+		return err
+	}
+	for _, b := range parts {
+		if _, err := p.stdin.Write(b); err != nil {
+			return err
+		}
+	}
+	_, err := p.stdin.Write([]byte{'\n'})
 	return err
 }
 
-// call sends a request and returns the channel its response arrives on; the
-// channel is closed without a value if the process exits first.
-func (p *process) call(method string, params any) (<-chan *message, error) {
+// interrupt asks the runner's watchdog to interrupt request id (an exec).
+func (p *process) interrupt(id int64) {
+	line := []byte(`{"method":"interrupt","params":{"id":` + strconv.FormatInt(id, 10) + "}}\n")
+	p.ctlMu.Lock()
+	defer p.ctlMu.Unlock()
+	if p.ctl != nil {
+		_, _ = p.ctl.Write(line)
+	}
+}
+
+// call sends a request and returns its id and the channel its response
+// arrives on; the channel is closed without a value if the process exits
+// first.
+func (p *process) call(method string, params any) (int64, <-chan *message, error) {
 	p.mu.Lock()
 	if p.pending == nil {
 		p.mu.Unlock()
-		return nil, ErrExited
+		return 0, nil, ErrExited
 	}
 	p.nextID++
 	id := p.nextID
 	ch := make(chan *message, 1)
 	p.pending[id] = ch
 	p.mu.Unlock()
-	if err := p.send(&message{ID: &id, Method: method, Params: mustJSON(params)}); err != nil {
-		p.mu.Lock()
-		if p.pending != nil {
-			delete(p.pending, id)
-		}
-		p.mu.Unlock()
-		return nil, fmt.Errorf("%w: %w", ErrExited, err)
+	// One encoding: the parameters, marshalled once, go into the line as
+	// they are.
+	head := []byte(`{"id":` + strconv.FormatInt(id, 10) + `,"method":` + string(mustJSON(method)) + `,"params":`)
+	if err := p.writeLine(head, mustJSON(params), []byte("}")); err != nil {
+		p.forget(id)
+		return 0, nil, fmt.Errorf("%w: %w", ErrExited, err)
 	}
-	return ch, nil
+	return id, ch, nil
 }
 
 // request is call, waiting for the result.
 func (p *process) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	ch, err := p.call(method, params)
+	id, ch, err := p.call(method, params)
 	if err != nil {
 		return nil, err
 	}
@@ -271,64 +336,95 @@ func (p *process) request(ctx context.Context, method string, params any) (json.
 		}
 		return m.Result, nil
 	case <-ctx.Done():
-		p.forget(ch)
+		p.forget(id)
 		return nil, ctx.Err()
 	}
 }
 
 // forget drops a pending request whose caller gave up.
-func (p *process) forget(ch <-chan *message) {
+func (p *process) forget(id int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for id, c := range p.pending {
-		if c == ch {
-			delete(p.pending, id)
-			return
-		}
+	if p.pending != nil {
+		delete(p.pending, id)
 	}
 }
 
 func (p *process) readStdout(r io.Reader) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	lr := newLineReader(r, p.limits.maxMessage)
 	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 1 {
+		line, size, err := lr.next()
+		switch {
+		case errors.Is(err, errTooLong):
+			// The runner keeps to the limit itself: this one is broken.
+			p.log.Error("the sandbox sent a message over the max_message_size limit; killing it",
+				"size", size, "limit", p.limits.maxMessage)
+			p.killWith(killProtocol, fmt.Sprintf("it sent a message of %d bytes, over the max_message_size limit of %d bytes", size, p.limits.maxMessage))
+			continue
+		case len(line) > 0:
 			p.dispatch(line)
 		}
 		if err != nil {
+			// Drain what is left so that the process never blocks on a
+			// full pipe while being killed.
+			_, _ = io.Copy(io.Discard, r)
 			return
 		}
 	}
 }
 
 func (p *process) dispatch(line []byte) {
-	var m message
-	if err := json.Unmarshal(line, &m); err != nil {
-		p.log.Warn("ignoring a line from the sandbox that is not JSON", "error", err)
+	m, err := decodeMessage(line)
+	if err != nil {
+		p.log.Warn("ignoring a line from the sandbox", "error", err)
 		return
 	}
 	switch {
-	case m.Method == "" && m.ID != nil: // a response
+	case m.isResponse():
 		p.mu.Lock()
-		ch := p.pending[*m.ID]
+		ch, ok := p.pending[*m.ID]
 		delete(p.pending, *m.ID)
 		p.mu.Unlock()
-		if ch != nil {
-			ch <- &m
+		if !ok {
+			p.log.Warn("ignoring a response to no request of ours", "id", *m.ID)
+			return
 		}
-	case m.Method == "ready":
+		ch <- m
+	case m.ID != nil: // a request from the sandbox
+		ctx, cancel := context.WithCancel(p.ctx)
+		p.mu.Lock()
+		if old := p.serving[*m.ID]; old != nil {
+			p.mu.Unlock()
+			cancel()
+			p.log.Warn("ignoring a request whose id is in use", "id", *m.ID)
+			return
+		}
+		p.serving[*m.ID] = cancel
+		p.mu.Unlock()
+		go p.serve(ctx, cancel, *m.ID, m.Method, m.Params)
+	default:
+		p.notification(m.Method, m.Params)
+	}
+}
+
+// notification acts on a notification from the runner.
+func (p *process) notification(method string, params json.RawMessage) {
+	switch method {
+	case "ready":
 		var info ReadyInfo
-		_ = json.Unmarshal(m.Params, &info)
+		if err := json.Unmarshal(params, &info); err != nil {
+			p.log.Warn("bad ready notification", "error", err)
+		}
 		select {
 		case p.ready <- info:
 		default: // only the first counts
 		}
-	case m.Method == "cancel":
+	case "cancel":
 		// The sandbox gave up on some of its requests (it was interrupted).
 		var ids struct {
 			IDs []int64 `json:"ids"`
 		}
-		_ = json.Unmarshal(m.Params, &ids)
+		_ = json.Unmarshal(params, &ids)
 		p.mu.Lock()
 		for _, id := range ids.IDs {
 			if c := p.serving[id]; c != nil {
@@ -336,14 +432,39 @@ func (p *process) dispatch(line []byte) {
 			}
 		}
 		p.mu.Unlock()
-	case m.ID != nil: // a request from the sandbox
-		ctx, cancel := context.WithCancel(p.ctx)
-		p.mu.Lock()
-		p.serving[*m.ID] = cancel
-		p.mu.Unlock()
-		go p.serve(ctx, cancel, *m.ID, m.Method, m.Params)
+	case "log":
+		var l struct {
+			Level   string `json:"level"`
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal(params, &l)
+		level := hclog.LevelFromString(l.Level)
+		if level == hclog.NoLevel || level < hclog.Debug {
+			level = hclog.Warn
+		}
+		p.log.Log(level, "runner: "+escape(l.Message, 4096))
+	case "fatal":
+		var f struct {
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal(params, &f)
+		p.log.Warn("the Python runtime failed fatally", "cause", escape(f.Message, 300))
+		p.killWith(killFatal, escape(f.Message, 300))
+	case "runaway":
+		var r struct {
+			Phase   string `json:"phase"`
+			Seconds int    `json:"seconds"`
+		}
+		_ = json.Unmarshal(params, &r)
+		if r.Phase == "exec" {
+			p.log.Warn("an execution did not stop when interrupted; killing the sandbox")
+			p.kill(killTimeout)
+		} else {
+			p.log.Warn("a callback blocked the sandbox between executions and did not stop; killing it", "seconds", r.Seconds)
+			p.killWith(killRunaway, strconv.Itoa(r.Seconds))
+		}
 	default:
-		p.log.Debug("notification from the sandbox", "method", m.Method)
+		p.log.Debug("ignoring a notification from the sandbox", "method", escape(method, 100))
 	}
 }
 
@@ -363,45 +484,135 @@ func (p *process) serve(ctx context.Context, cancel context.CancelFunc, id int64
 	} else {
 		result, err = p.handler.ServeSandbox(ctx, method, params)
 	}
-	reply := &message{ID: &id}
+	var raw json.RawMessage
+	if err == nil {
+		raw, err = p.resultJSON(method, result)
+	}
 	if err != nil {
+		reply := &message{ID: &id}
 		var re *RemoteError
 		if errors.As(err, &re) {
 			reply.Error = &Error{Type: re.Type, Message: re.Message}
 		} else {
 			reply.Error = &Error{Type: "RuntimeError", Message: err.Error()}
 		}
+		err = p.send(reply)
 	} else {
-		b, merr := json.Marshal(result)
-		if merr != nil {
-			reply.Error = &Error{Type: "TypeError", Message: "the host's result is not JSON: " + merr.Error()}
-		} else {
-			reply.Result = b
-		}
+		err = p.writeLine([]byte(`{"id":`+strconv.FormatInt(id, 10)+`,"result":`), raw, []byte("}"))
 	}
-	if err := p.send(reply); err != nil && !p.isExited() {
+	if err != nil && !p.isExited() {
 		p.log.Debug("replying to the sandbox", "error", err)
 	}
 }
 
-// relayStderr passes the runner's stderr to the log; lines look like
-// "[level] text". It keeps a tail for error messages.
+// resultJSON is the JSON of a handler's result, as it goes on the line: a
+// json.RawMessage as it is (compacted only if it spans lines), anything
+// else marshalled once; within the message limit.
+func (p *process) resultJSON(method string, result any) (json.RawMessage, error) {
+	var raw json.RawMessage
+	switch r := result.(type) {
+	case json.RawMessage:
+		if len(r) == 0 {
+			raw = json.RawMessage("null")
+			break
+		}
+		if !json.Valid(r) {
+			return nil, &RemoteError{Type: "TypeError", Message: "the host's result is not JSON"}
+		}
+		raw = r
+		if bytes.IndexByte(r, '\n') >= 0 {
+			var buf bytes.Buffer
+			if err := json.Compact(&buf, r); err != nil {
+				return nil, &RemoteError{Type: "TypeError", Message: "the host's result is not JSON: " + err.Error()}
+			}
+			raw = buf.Bytes()
+		}
+	default:
+		b, err := json.Marshal(result)
+		if err != nil {
+			return nil, &RemoteError{Type: "TypeError", Message: "the host's result is not JSON: " + err.Error()}
+		}
+		raw = b
+	}
+	if n := int64(len(raw)) + 64; n > p.limits.maxMessage {
+		return nil, &RemoteError{Type: "ValueError", Message: fmt.Sprintf(
+			"the result of this %s is %d bytes, over the max_message_size limit of %d bytes", method, len(raw), p.limits.maxMessage)}
+	}
+	return raw, nil
+}
+
+// Guest output on stderr is logged at this level, under "guest".
+const guestLevel = hclog.Debug
+
+// relayStderr logs the process's stderr: everything the guest prints there
+// (console.* of JS reached from Python, Deno's own messages). Lines are
+// escaped (no control characters reach the log; a "[error]" prefix is just
+// text), truncated, logged at one fixed level and rate-limited. A tail is
+// kept for error messages. The runner's own diagnostics never come this
+// way (see notification "log").
 func (p *process) relayStderr(r io.Reader) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		p.stderr.WriteLine(line)
-		level, text := hclog.Debug, line
-		if strings.HasPrefix(line, "[") {
-			if end := strings.IndexByte(line, ']'); end > 0 {
-				if l := hclog.LevelFromString(line[1:end]); l != hclog.NoLevel {
-					level, text = l, strings.TrimPrefix(line[end+1:], " ")
+	br := newLineReader(r, 64<<10)
+	limit := newRateLimit(50, 200)
+	dropped := 0
+	log := p.log.Named("guest")
+	for {
+		line, _, err := br.next()
+		if errors.Is(err, errTooLong) {
+			line, err = []byte("[a line over 64 KiB, dropped]"), nil
+		}
+		if len(line) > 0 || err == nil {
+			text := escape(string(line), 2048)
+			p.stderr.WriteLine(text)
+			if limit.allow() {
+				if dropped > 0 {
+					log.Log(guestLevel, "stderr lines dropped (rate limit)", "count", dropped)
+					dropped = 0
 				}
+				log.Log(guestLevel, "stderr", "line", text)
+			} else {
+				dropped++
 			}
 		}
-		p.log.Log(level, text)
+		if err != nil {
+			return
+		}
 	}
+}
+
+// escape makes s safe to log: control and invalid characters escaped as in
+// a Go string literal, at most max bytes of the original.
+func escape(s string, max int) string {
+	cut := len(s) > max
+	if cut {
+		s = s[:max]
+	}
+	q := strconv.QuoteToGraphic(s)
+	q = q[1 : len(q)-1]
+	if cut {
+		q += "..."
+	}
+	return q
+}
+
+// rateLimit is a token bucket: rate tokens a second, up to burst.
+type rateLimit struct {
+	rate, burst, tokens float64
+	last                time.Time
+}
+
+func newRateLimit(rate, burst float64) *rateLimit {
+	return &rateLimit{rate: rate, burst: burst, tokens: burst, last: time.Now()}
+}
+
+func (l *rateLimit) allow() bool {
+	now := time.Now()
+	l.tokens = min(l.burst, l.tokens+now.Sub(l.last).Seconds()*l.rate)
+	l.last = now
+	if l.tokens < 1 {
+		return false
+	}
+	l.tokens--
+	return true
 }
 
 func mustJSON(v any) json.RawMessage {

@@ -1,10 +1,20 @@
 package sandbox
 
-import "encoding/json"
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+)
 
 // message is one line of the host ↔ sandbox protocol: a request (ID and
 // Method), a notification (Method only) or a response (ID with Result or
-// Error).
+// Error). Decoded from the sandbox, its raw parts alias the line they were
+// read from: nothing is copied that nobody looks into.
 type message struct {
 	ID     *int64          `json:"id,omitempty"`
 	Method string          `json:"method,omitempty"`
@@ -13,24 +23,333 @@ type message struct {
 	Error  *Error          `json:"error,omitempty"`
 }
 
-// initParams configures the runner; it is the first line the host sends.
-type initParams struct {
-	IndexURL     string            `json:"indexURL"`
-	Bootstrap    string            `json:"bootstrap"`
-	Snapshot     string            `json:"snapshot,omitempty"`
-	MakeSnapshot bool              `json:"make_snapshot,omitempty"`
-	Workspace    string            `json:"workspace,omitempty"`
-	Files        string            `json:"files,omitempty"`
-	Mounts       []initMount       `json:"mounts,omitempty"`
-	Env          map[string]string `json:"env,omitempty"`
-	Globals      map[string]any    `json:"globals,omitempty"`
-	Namespaces   json.RawMessage   `json:"namespaces,omitempty"`
+func (m *message) isResponse() bool { return m.ID != nil && m.Method == "" }
+
+// errProtocol marks a line from the sandbox that is not a protocol message.
+var errProtocol = errors.New("not a protocol message")
+
+// decodeMessage decodes one line from the sandbox, strictly: a JSON object
+// with only the members of a message, each at most once and of its type,
+// forming a request, a notification or a response with exactly one of
+// result and error.
+func decodeMessage(line []byte) (*message, error) {
+	var m message
+	var hasResult bool
+	err := members(line, func(key string, val []byte) error {
+		switch key {
+		case "id":
+			id, err := strconv.ParseInt(string(val), 10, 64)
+			if err != nil {
+				return fmt.Errorf("id %s is not an integer", clip(val))
+			}
+			m.ID = &id
+		case "method":
+			if err := json.Unmarshal(val, &m.Method); err != nil || m.Method == "" {
+				return fmt.Errorf("method %s is not a name", clip(val))
+			}
+		case "params":
+			m.Params = val
+		case "result":
+			m.Result, hasResult = val, true
+		case "error":
+			e, err := decodeError(val)
+			if err != nil || e == nil {
+				return fmt.Errorf("error: %w", errors.Join(err, errors.New("not an error object")))
+			}
+			m.Error = e
+		default:
+			return fmt.Errorf("unknown member %q", key)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errProtocol, err)
+	}
+	switch {
+	case m.Method != "" && (hasResult || m.Error != nil):
+		return nil, fmt.Errorf("%w: a request with a result or an error", errProtocol)
+	case m.Method == "" && m.ID == nil:
+		return nil, fmt.Errorf("%w: neither a method nor an id", errProtocol)
+	case m.Method == "" && hasResult == (m.Error != nil):
+		return nil, fmt.Errorf("%w: a response needs exactly one of result and error", errProtocol)
+	}
+	return &m, nil
 }
 
-type initMount struct {
-	Target   string `json:"target"`
-	Source   string `json:"source"`
-	ReadOnly bool   `json:"readonly"`
+// decodeError decodes {type, message, traceback?}; null is no error.
+func decodeError(val []byte) (*Error, error) {
+	if string(val) == "null" {
+		return nil, nil
+	}
+	var e Error
+	seen := false
+	err := members(val, func(key string, v []byte) error {
+		var dst *string
+		switch key {
+		case "type":
+			dst, seen = &e.Type, true
+		case "message":
+			dst = &e.Message
+		case "traceback":
+			dst = &e.Traceback
+		default:
+			return fmt.Errorf("unknown member %q", key)
+		}
+		if err := json.Unmarshal(v, dst); err != nil {
+			return fmt.Errorf("%s is not a string", key)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !seen || e.Type == "" {
+		return nil, errors.New("no type")
+	}
+	return &e, nil
+}
+
+// decodeResult decodes an execution's result strictly; Output aliases raw,
+// which is valid JSON (the result of a decoded message).
+func decodeResult(raw []byte) (*Result, error) {
+	var r Result
+	var hasOutput bool
+	err := validMembers(raw, func(key string, val []byte) error {
+		var err error
+		switch key {
+		case "output":
+			r.Output, hasOutput = val, true
+		case "stdout":
+			err = json.Unmarshal(val, &r.Stdout)
+		case "stderr":
+			err = json.Unmarshal(val, &r.Stderr)
+		case "view":
+			err = json.Unmarshal(val, &r.View)
+		case "files":
+			if string(val) == "null" {
+				return errors.New("files is null")
+			}
+			err = json.Unmarshal(val, &r.Files)
+		case "error":
+			r.Error, err = decodeError(val)
+		default:
+			return fmt.Errorf("unknown member %q", key)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !hasOutput {
+		return nil, errors.New("no output")
+	}
+	if r.Files == nil {
+		r.Files = []string{}
+	}
+	return &r, nil
+}
+
+// members calls fn with each member of the JSON object b, in order: its key
+// (unescaped) and its value (a sub-slice of b). b must be one valid JSON
+// object; a key may appear once.
+func members(b []byte, fn func(key string, val []byte) error) error {
+	if !json.Valid(b) {
+		return errors.New("not valid JSON")
+	}
+	return validMembers(b, fn)
+}
+
+// validMembers is members for b known to be valid JSON (a part of a line
+// that members validated whole).
+func validMembers(b []byte, fn func(key string, val []byte) error) error {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return errors.New("not a JSON object")
+	}
+	var seen []string // a handful of keys: a slice beats a map
+	i = skipSpace(b, i+1)
+	if b[i] == '}' {
+		return nil
+	}
+	for {
+		end := skipValue(b, i) // the key: a string
+		var key string
+		if raw := b[i+1 : end-1]; bytes.IndexByte(raw, '\\') < 0 {
+			key = string(raw) // no escapes: the bytes are the key
+		} else if err := json.Unmarshal(b[i:end], &key); err != nil {
+			return err
+		}
+		if slices.Contains(seen, key) {
+			return fmt.Errorf("member %q appears twice", key)
+		}
+		seen = append(seen, key)
+		i = skipSpace(b, skipSpace(b, end)+1) // past ':'
+		end = skipValue(b, i)
+		if err := fn(key, b[i:end]); err != nil {
+			return err
+		}
+		i = skipSpace(b, end)
+		if b[i] == '}' {
+			return nil
+		}
+		i = skipSpace(b, i+1) // past ','
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the end of the JSON value starting at b[i]; b is valid.
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	default: // number, true, false, null
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case ',', '}', ']', ' ', '\t', '\r', '\n':
+				return i
+			}
+		}
+		return i
+	}
+}
+
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return i
+}
+
+// clip shortens a value for an error message.
+func clip(b []byte) string {
+	if len(b) > 40 {
+		return string(b[:40]) + "..."
+	}
+	return string(b)
+}
+
+// errTooLong is a line over the message limit (it was skipped).
+var errTooLong = errors.New("line over the message limit")
+
+// lineReader reads protocol lines, each into a fresh slice (decoded
+// messages alias it), and skips lines over max bytes.
+type lineReader struct {
+	r   *bufio.Reader
+	max int64
+}
+
+func newLineReader(r io.Reader, max int64) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// next returns the next line without its newline. A line over the limit
+// is read to its end and dropped: next returns errTooLong and its size. At
+// the end of the input, it returns what follows the last newline with the
+// error.
+func (l *lineReader) next() ([]byte, int64, error) {
+	var (
+		parts [][]byte
+		size  int64
+		skip  bool
+	)
+	for {
+		frag, err := l.r.ReadSlice('\n')
+		last := err == nil
+		if last {
+			frag = frag[:len(frag)-1]
+		}
+		size += int64(len(frag))
+		if size > l.max {
+			skip, parts = true, nil
+		}
+		if !skip && (len(frag) > 0 || last) {
+			parts = append(parts, bytes.Clone(frag))
+		}
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case skip:
+			if err == nil {
+				err = errTooLong
+			}
+			return nil, size, err
+		case len(parts) == 1:
+			return parts[0], size, err
+		}
+		line := make([]byte, 0, size)
+		for _, p := range parts {
+			line = append(line, p...)
+		}
+		return line, size, err
+	}
+}
+
+// initParams configures the runner; it is the first line the host sends.
+type initParams struct {
+	IndexURL      string            `json:"indexURL"`
+	Snapshot      string            `json:"snapshot,omitempty"`
+	MakeSnapshot  bool              `json:"make_snapshot,omitempty"`
+	Roots         []initRoot        `json:"roots,omitempty"`
+	InterruptPipe string            `json:"interrupt_pipe,omitempty"`
+	Limits        initLimits        `json:"limits"`
+	Env           map[string]string `json:"env,omitempty"`
+	Globals       map[string]any    `json:"globals,omitempty"`
+	Namespaces    json.RawMessage   `json:"namespaces,omitempty"`
+	Paths         initPaths         `json:"paths"`
+}
+
+// initRoot is a host directory the sandbox sees at Target.
+type initRoot struct {
+	Target   string `json:"target"` // /workspace, /files, /mnt/...
+	Dir      string `json:"dir"`    // symlinks resolved
+	ReadOnly bool   `json:"readOnly"`
+}
+
+type initLimits struct {
+	MaxMessageBytes     int64 `json:"max_message_bytes"`
+	MaxResultBytes      int64 `json:"max_result_bytes"`
+	WorkspaceQuotaBytes int64 `json:"workspace_quota_bytes"` // 0: none
+	GraceMS             int64 `json:"grace_ms"`
+	IdleLimitMS         int64 `json:"idle_limit_ms"`
+}
+
+// initPaths are the runtime's files, which the runner stops reading (and
+// hides) once booted.
+type initPaths struct {
+	PyodideFiles []string `json:"pyodide_files"`
+	CacheDir     string   `json:"cache_dir,omitempty"`
 }
 
 // ReadyInfo is what the sandbox reports when it has booted.

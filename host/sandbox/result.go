@@ -18,6 +18,11 @@ type Result struct {
 	Files []string `json:"files"`
 	// View is the HTML passed to display(), if any.
 	View string `json:"view,omitempty"`
+	// Note says what happened to the sandbox since the previous execution,
+	// when the user should know: it was restarted (a crash, a callback that
+	// ran away between executions) and its state was lost. Set by the host,
+	// once.
+	Note string `json:"note,omitempty"`
 }
 
 // Error is a Python exception, or a failure of the sandbox reported the same way.

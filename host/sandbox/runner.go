@@ -7,35 +7,50 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 )
 
-// The runner (TypeScript) and the Python bootstrap live in the binary.
+// The runner (TypeScript, with its features) and its Python package live
+// in the binary.
 //
-//go:embed runner/runner.ts runner/io_worker.ts runner/bootstrap.py
+//go:embed all:runner
 var runnerFS embed.FS
 
-// runnerFiles are written to the runner directory; deps.ts is generated.
-var runnerFiles = []string{"runner.ts", "io_worker.ts", "bootstrap.py"}
+// runnerFiles are the embedded files, as paths relative to runner/, sorted;
+// deps.ts is generated next to them.
+var runnerFiles = func() []string {
+	var names []string
+	err := fs.WalkDir(runnerFS, "runner", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			names = append(names, strings.TrimPrefix(p, "runner/"))
+		}
+		return err
+	})
+	if err != nil {
+		panic(err) // embedded at build time
+	}
+	return names // WalkDir visits in lexical order
+}()
 
-// runnerHash identifies the embedded runner sources. The snapshot holds the
-// bootstrap's definitions, so it is keyed by this hash too.
+// runnerHash identifies the embedded runner. The snapshot holds the Python
+// package's definitions, so it is keyed by this hash too.
 var runnerHash = func() string {
 	h := sha256.New()
-	names := append([]string(nil), runnerFiles...)
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range runnerFiles {
 		b, err := runnerFS.ReadFile("runner/" + n)
 		if err != nil {
-			panic(err) // embedded at build time
+			panic(err)
 		}
 		fmt.Fprintf(h, "%s\x00%d\x00", n, len(b))
 		h.Write(b)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }()
+
+// entryPoint is the module Deno runs, relative to the runner directory.
+const entryPoint = "main.ts"
 
 // installRunner writes the runner into cacheDir, once per runner version and
 // runtime, and returns its directory. deps.ts imports Pyodide by absolute
@@ -59,7 +74,11 @@ func installRunner(cacheDir string, rt *Runtime) (string, error) {
 	defer os.RemoveAll(tmp)
 	for _, n := range runnerFiles {
 		b, _ := fs.ReadFile(runnerFS, "runner/"+n)
-		if err := os.WriteFile(filepath.Join(tmp, n), b, 0o600); err != nil {
+		dst := filepath.Join(tmp, filepath.FromSlash(n))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+			return "", fmt.Errorf("installing runner: %w", err)
+		}
+		if err := os.WriteFile(dst, b, 0o600); err != nil {
 			return "", fmt.Errorf("installing runner: %w", err)
 		}
 	}
@@ -80,6 +99,6 @@ func installRunner(cacheDir string, rt *Runtime) (string, error) {
 	return dir, nil
 }
 
-func fileURL(path string) string {
-	return "file://" + strings.ReplaceAll(filepath.ToSlash(path), " ", "%20")
+func fileURL(p string) string {
+	return "file://" + strings.ReplaceAll(path.Clean(filepath.ToSlash(p)), " ", "%20")
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // start boots a sandbox for t with the shared cache; opts may adjust options.
-func start(t *testing.T, opts sandbox.Options) *sandbox.Sandbox {
+func start(t *testing.T, opts sandbox.Options) *sandbox.Supervisor {
 	t.Helper()
 	opts.Runtime = testenv.Runtime(t)
 	if opts.CacheDir == "" {
@@ -37,12 +37,12 @@ func start(t *testing.T, opts sandbox.Options) *sandbox.Sandbox {
 }
 
 // run executes code and fails the test on a host error.
-func run(t *testing.T, sb *sandbox.Sandbox, code string) *sandbox.Result {
+func run(t *testing.T, sb *sandbox.Supervisor, code string) *sandbox.Result {
 	t.Helper()
 	return runTimeout(t, sb, code, time.Minute)
 }
 
-func runTimeout(t *testing.T, sb *sandbox.Sandbox, code string, timeout time.Duration) *sandbox.Result {
+func runTimeout(t *testing.T, sb *sandbox.Supervisor, code string, timeout time.Duration) *sandbox.Result {
 	t.Helper()
 	r, err := sb.Exec(t.Context(), code, timeout)
 	if err != nil {
@@ -106,6 +106,15 @@ func TestExecResult(t *testing.T) {
 	}
 	// shadowed builtins above must not leak into later executions' results
 	run(t, sb, "del str, repr, isinstance")
+
+	// Exactly, as JSON text: a big int, and a JS object with no Python form.
+	if r := run(t, sb, "2**64 + 1"); string(r.Output) != "18446744073709551617" {
+		t.Errorf("big int: %s", r.Output)
+	}
+	r := run(t, sb, "import js\nfrom pyodide.ffi import create_proxy\njs.setTimeout(create_proxy(lambda: None), 10**6)")
+	if v, ok := output(t, r).(map[string]any); !ok || v["type"] != "not_serializable" {
+		t.Errorf("a JS timer object: %s", r.Output)
+	}
 }
 
 func TestExecStateAndStreams(t *testing.T) {
@@ -195,14 +204,10 @@ func TestTimeoutKeepsState(t *testing.T) {
 		{"time.sleep", "import time; time.sleep(60)"},
 		{"asyncio.sleep", "import asyncio\nawait asyncio.sleep(60)"},
 	} {
-		began := time.Now()
+		// The error type and the kept state prove that the soft interrupt
+		// worked: a hard one would be a TimeoutError, and state lost.
 		r := runTimeout(t, sb, tc.code, time.Second)
 		wantError(t, r, "KeyboardInterrupt", "timed out after 1s")
-		if d := time.Since(began); d > 4*time.Second {
-			// Not a performance assertion: the grace period is 5 s, and a
-			// slower return means the soft interrupt failed.
-			t.Errorf("%s: took %v, so the soft interrupt did not work", tc.name, d)
-		}
 		if got := output(t, run(t, sb, "kept")); got != "yes" {
 			t.Errorf("%s: state lost: %v", tc.name, got)
 		}
@@ -223,15 +228,25 @@ func TestKeyboardInterruptCatchable(t *testing.T) {
 	}
 }
 
+// waitFor polls cond until it holds, with a deadline. Call it from the
+// test's goroutine (it fails the test with Fatalf).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
+	if !poll(cond) {
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// poll polls cond until it holds or a deadline passes, and says which.
+func poll(cond func() bool) bool {
 	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+			return false
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	return true
 }
 
 func TestHardTimeoutRestarts(t *testing.T) {
@@ -253,11 +268,17 @@ func TestHardTimeoutRestarts(t *testing.T) {
 
 func TestCrashRecovery(t *testing.T) {
 	t.Parallel()
-	sb := start(t, sandbox.Options{})
+	ws := t.TempDir()
+	sb := start(t, sandbox.Options{Workspace: ws})
 	run(t, sb, "kept = 1")
 	victim := sb.PID()
-	time.AfterFunc(300*time.Millisecond, func() { _ = syscall.Kill(victim, syscall.SIGKILL) })
-	r := run(t, sb, "import time; time.sleep(30)")
+	// Killed once the execution is running (it writes a marker), not a
+	// fixed time after sending it.
+	go func() {
+		waitFile(t, filepath.Join(ws, "running"))
+		_ = syscall.Kill(victim, syscall.SIGKILL)
+	}()
+	r := run(t, sb, "import time; open('running', 'w').close(); time.sleep(30)")
 	wantError(t, r, sandbox.ErrorTypeCrash, "killed")
 	if !strings.Contains(r.Error.Message, "state was lost") {
 		t.Errorf("crash message does not say state was lost: %s", r.Error.Message)
@@ -277,10 +298,14 @@ func TestCrashRecovery(t *testing.T) {
 
 func TestInterruptByContext(t *testing.T) {
 	t.Parallel()
-	sb := start(t, sandbox.Options{})
+	ws := t.TempDir()
+	sb := start(t, sandbox.Options{Workspace: ws})
 	ctx, cancel := context.WithCancel(t.Context())
-	time.AfterFunc(500*time.Millisecond, cancel)
-	r, err := sb.Exec(ctx, "while True: pass", 0)
+	go func() {
+		waitFile(t, filepath.Join(ws, "running"))
+		cancel()
+	}()
+	r, err := sb.Exec(ctx, "open('running', 'w').close()\nwhile True: pass", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +348,8 @@ func TestFatalRuntimeErrorRestarts(t *testing.T) {
 func TestHardMemoryLimit(t *testing.T) {
 	t.Parallel()
 	sb := start(t, sandbox.Options{MemoryMB: 1024, HardMemoryMB: 400})
-	r := run(t, sb, "import time\nb = b'x' * (500 * 1024 * 1024)\ntime.sleep(5)")
+	// Only the kill ends it (the RSS watchdog's, or the test's timeout).
+	r := run(t, sb, "import time\nb = b'x' * (500 * 1024 * 1024)\nwhile True: time.sleep(1)")
 	wantError(t, r, "MemoryError", "memory limit (400 MB)")
 	if !strings.Contains(r.Error.Message, "state was lost") {
 		t.Errorf("message: %s", r.Error.Message)

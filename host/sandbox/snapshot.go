@@ -52,7 +52,7 @@ func ensureSnapshot(ctx context.Context, log hclog.Logger, cacheDir, runnerDir s
 	tmp := path + ".tmp-" + fmt.Sprint(os.Getpid())
 	defer os.Remove(tmp)
 	perms := permissions{
-		read:  []string{runnerDir},
+		read:  []string{runnerDir, interruptPipe},
 		write: []string{tmp},
 	}
 	p, err := spawn(spawnSpec{
@@ -61,11 +61,11 @@ func ensureSnapshot(ctx context.Context, log hclog.Logger, cacheDir, runnerDir s
 		dir:  runnerDir,
 		init: initParams{
 			IndexURL:     rt.Pyodide + "/",
-			Bootstrap:    filepath.Join(runnerDir, "bootstrap.py"),
 			Snapshot:     tmp,
 			MakeSnapshot: true,
 		},
-		log: log.Named("snapshot"),
+		log:    log.Named("snapshot"),
+		limits: protocolLimits{maxMessage: DefaultMaxMessageBytes},
 	})
 	if err != nil {
 		return "", fmt.Errorf("building snapshot: %w", err)

@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/parselbox/parselbox/host/sandbox"
 	"github.com/parselbox/parselbox/internal/testenv"
@@ -57,7 +56,6 @@ func TestSnapshotLifecycle(t *testing.T) {
 	if err := os.WriteFile(snaps[0], []byte("garbage"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(10 * time.Millisecond)
 	third := start(t, sandbox.Options{CacheDir: cache})
 	if got := output(t, run(t, third, "'recovered'")); got != "recovered" {
 		t.Errorf("after a corrupt snapshot: %v", got)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -53,11 +54,41 @@ type Options struct {
 	// Grace is how long an interrupted execution has to stop before the
 	// process is killed and restarted. Zero means 5 s.
 	Grace time.Duration
+	// StopGrace is how long Close waits at each step of stopping the
+	// process (EOF on stdin, then SIGTERM, then SIGKILL). Zero means 1 s.
+	StopGrace time.Duration
+	// IdleTimeout bounds how long a callback that an execution left
+	// scheduled may block the sandbox between executions: it is then
+	// interrupted, and if it does not stop within Grace the sandbox is
+	// restarted (the next execution is told). Zero means 60 s; it should not
+	// exceed the executions' timeout.
+	IdleTimeout time.Duration
+	// WorkspaceQuota caps, in bytes, what the writable directories
+	// (/workspace, /files, rw mounts) hold, counted from what is there at
+	// start: a write past it fails in Python with OSError(ENOSPC, "quota
+	// exceeded") and writes nothing. Zero means DefaultWorkspaceQuota;
+	// negative, no quota.
+	WorkspaceQuota int64
+	// MaxMessageBytes caps one protocol message, either way (a tool call's
+	// arguments, a tool's result, an execution's result). Zero means
+	// DefaultMaxMessageBytes.
+	MaxMessageBytes int64
+	// MaxResultBytes caps one execution's result (its output with stdout,
+	// stderr and files): a larger one fails the execution with an error
+	// naming max_result_size. Zero means DefaultMaxResultBytes.
+	MaxResultBytes int64
 	// BootTimeout bounds a start. Zero means 60 s.
 	BootTimeout time.Duration
 	// NoSnapshot boots cold, without the memory snapshot (for measurements).
 	NoSnapshot bool
 }
+
+// Defaults for the zero values of Options.
+const (
+	DefaultWorkspaceQuota  = 1 << 30
+	DefaultMaxMessageBytes = 64 << 20
+	DefaultMaxResultBytes  = 64 << 20
+)
 
 // Mount is a host directory visible in the sandbox.
 type Mount struct {
@@ -68,11 +99,13 @@ type Mount struct {
 	ReadOnly bool
 }
 
-// Sandbox is a supervised Python interpreter in a Deno process. Its methods
-// are safe for concurrent use; executions run one at a time. If the process
-// dies or must be killed, the sandbox restarts it: Python state is lost,
-// files on disk are not.
-type Sandbox struct {
+// Supervisor is the process supervisor of one sandbox: it runs a Python
+// interpreter in a Deno process, speaks the protocol with it, and restarts
+// it when it dies or must be killed (Python state is lost, files on disk are
+// not). Its methods are safe for concurrent use; executions run one at a
+// time. The host's Sandbox (package host) wraps it with the workspace and
+// the tools.
+type Supervisor struct {
 	opts      Options
 	log       hclog.Logger
 	runnerDir string
@@ -87,10 +120,14 @@ type Sandbox struct {
 	startErr error
 	closed   bool
 	restarts int
+	roots    []initRoot // /workspace, /files, mounts: host directories resolved
+	running  *process   // the process running an execution, if any
+	runID    int64      // that execution's request id
+	note     string     // for the next execution: what happened since the last
 }
 
 // Start boots a sandbox and waits until it is ready.
-func Start(ctx context.Context, opts Options) (*Sandbox, error) {
+func Start(ctx context.Context, opts Options) (*Supervisor, error) {
 	if opts.Runtime == nil {
 		return nil, errors.New("sandbox: no runtime")
 	}
@@ -105,6 +142,21 @@ func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 	}
 	if opts.Grace <= 0 {
 		opts.Grace = 5 * time.Second
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = 60 * time.Second
+	}
+	if opts.WorkspaceQuota == 0 {
+		opts.WorkspaceQuota = DefaultWorkspaceQuota
+	}
+	if opts.MaxMessageBytes <= 0 {
+		opts.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if opts.MaxResultBytes <= 0 {
+		opts.MaxResultBytes = DefaultMaxResultBytes
+	}
+	if opts.StopGrace <= 0 {
+		opts.StopGrace = time.Second
 	}
 	if opts.BootTimeout <= 0 {
 		opts.BootTimeout = 60 * time.Second
@@ -128,8 +180,11 @@ func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	s := &Sandbox{opts: opts, log: log.Named("sandbox")}
+	s := &Supervisor{opts: opts, log: log.Named("sandbox")}
 	var err error
+	if s.roots, err = resolveRoots(opts); err != nil {
+		return nil, err
+	}
 	if s.runnerDir, err = installRunner(opts.CacheDir, opts.Runtime); err != nil {
 		return nil, err
 	}
@@ -160,37 +215,45 @@ func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 }
 
 // boot starts one process and waits until it is ready.
-func (s *Sandbox) boot(ctx context.Context) (*process, ReadyInfo, error) {
+func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 	o := s.opts
 	perms := permissions{
-		read:     []string{s.runnerDir, o.Workspace},
-		write:    []string{o.Workspace},
+		read:     []string{s.runnerDir, interruptPipe},
 		network:  o.Network,
 		allowNet: o.AllowNet,
 	}
+	quota := o.WorkspaceQuota
+	if quota < 0 {
+		quota = 0
+	}
 	init := initParams{
-		IndexURL:   o.Runtime.Pyodide + "/",
-		Bootstrap:  filepath.Join(s.runnerDir, "bootstrap.py"),
-		Snapshot:   s.snapshot,
-		Workspace:  o.Workspace,
+		IndexURL:      o.Runtime.Pyodide + "/",
+		Snapshot:      s.snapshot,
+		Roots:         s.roots,
+		InterruptPipe: interruptPipe,
+		Limits: initLimits{
+			MaxMessageBytes:     o.MaxMessageBytes,
+			MaxResultBytes:      o.MaxResultBytes,
+			WorkspaceQuotaBytes: quota,
+			GraceMS:             o.Grace.Milliseconds(),
+			IdleLimitMS:         o.IdleTimeout.Milliseconds(),
+		},
 		Env:        o.Env,
 		Globals:    o.Globals,
 		Namespaces: o.Namespaces,
+		Paths:      initPaths{CacheDir: o.CacheDir},
+	}
+	for _, f := range pyodideFiles {
+		init.Paths.PyodideFiles = append(init.Paths.PyodideFiles, filepath.Join(o.Runtime.Pyodide, f))
 	}
 	if s.snapshot != "" {
 		perms.read = append(perms.read, s.snapshot)
 	}
-	if o.FilesDir != "" {
-		perms.read = append(perms.read, o.FilesDir)
-		perms.write = append(perms.write, o.FilesDir)
-		init.Files = o.FilesDir
-	}
-	for _, m := range o.Mounts {
-		perms.read = append(perms.read, m.Source)
-		if !m.ReadOnly {
-			perms.write = append(perms.write, m.Source)
+	for _, r := range s.roots {
+		perms.read = append(perms.read, r.Dir)
+		if !r.ReadOnly {
+			perms.write = append(perms.write, r.Dir)
 		}
-		init.Mounts = append(init.Mounts, initMount{Target: m.Target, Source: m.Source, ReadOnly: m.ReadOnly})
 	}
 	p, err := spawn(spawnSpec{
 		args:    denoArgs(o.Runtime, s.runnerDir, perms, o.MemoryMB),
@@ -199,6 +262,7 @@ func (s *Sandbox) boot(ctx context.Context) (*process, ReadyInfo, error) {
 		init:    init,
 		handler: o.Handler,
 		log:     s.log,
+		limits:  protocolLimits{maxMessage: o.MaxMessageBytes},
 	})
 	if err != nil {
 		return nil, ReadyInfo{}, err
@@ -214,17 +278,43 @@ func (s *Sandbox) boot(ctx context.Context) (*process, ReadyInfo, error) {
 	return p, info, nil
 }
 
+// resolveRoots resolves the host directories the sandbox sees.
+func resolveRoots(o Options) ([]initRoot, error) {
+	roots := []initRoot{{Target: "/workspace", Dir: o.Workspace}}
+	if o.FilesDir != "" {
+		roots = append(roots, initRoot{Target: "/files", Dir: o.FilesDir})
+	}
+	for _, m := range o.Mounts {
+		roots = append(roots, initRoot{Target: m.Target, Dir: m.Source, ReadOnly: m.ReadOnly})
+	}
+	for i := range roots {
+		real, err := filepath.EvalSymlinks(roots[i].Dir)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: %s: %w", roots[i].Target, err)
+		}
+		if strings.ContainsAny(real, ",\n") {
+			return nil, fmt.Errorf("sandbox: path %q: commas and newlines are not supported", real)
+		}
+		roots[i].Dir = real
+	}
+	return roots, nil
+}
+
 // watch polices a process's memory and restarts the sandbox when the
 // process ends unexpectedly, so that the next execution finds it ready.
-func (s *Sandbox) watch(p *process) {
+func (s *Supervisor) watch(p *process) {
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
 		case <-p.exited:
-			if reason := p.reason(); reason != killClose {
+			if reason, detail := p.reason(); reason != killClose {
 				s.log.Warn("sandbox process ended; restarting", "status", p.exitStatus(), "reason", reason)
 				s.mu.Lock()
+				if s.running != p && !p.reported {
+					// No execution saw it: the next one is told, once.
+					s.note = s.idleNote(p, reason, detail)
+				}
 				if !s.closed && s.proc == p {
 					s.startLocked()
 				}
@@ -242,7 +332,7 @@ func (s *Sandbox) watch(p *process) {
 
 // startLocked begins a (re)start in the background unless one is running.
 // s.mu must be held.
-func (s *Sandbox) startLocked() {
+func (s *Supervisor) startLocked() {
 	if s.starting != nil {
 		return
 	}
@@ -272,7 +362,7 @@ func (s *Sandbox) startLocked() {
 }
 
 // current returns the running process, waiting for a (re)start if needed.
-func (s *Sandbox) current(ctx context.Context) (*process, error) {
+func (s *Supervisor) current(ctx context.Context) (*process, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	retried := false
@@ -308,25 +398,71 @@ func (s *Sandbox) current(ctx context.Context) (*process, error) {
 // the result says that state was lost. The error return is for failures of
 // the host (closed, cannot restart), never for the code's own errors, which
 // are in Result.Error. Cancelling ctx interrupts the execution the same way.
-func (s *Sandbox) Exec(ctx context.Context, code string, timeout time.Duration) (*Result, error) {
+//
+// If the sandbox was restarted since the last execution (it crashed, or a
+// callback left running blocked it), the execution runs on the fresh one
+// and Result.Note says what was lost.
+func (s *Supervisor) Exec(ctx context.Context, code string, timeout time.Duration) (*Result, error) {
 	s.execMu.Lock()
 	defer s.execMu.Unlock()
-	p, err := s.current(ctx)
-	if err != nil {
-		return nil, err
+	for attempt := 0; ; attempt++ {
+		p, err := s.current(ctx)
+		if err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		note := s.note
+		s.note = ""
+		s.mu.Unlock()
+		r, err := s.execOn(ctx, p, code, timeout)
+		if errors.Is(err, errNotStarted) && attempt == 0 {
+			// A callback of an earlier execution blocked the sandbox before
+			// this one could start, and it was restarted: run it there.
+			reason, detail := p.reason()
+			s.mu.Lock()
+			s.note = joinNotes(note, s.idleNote(p, reason, detail))
+			s.mu.Unlock()
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		r.Note = joinNotes(note, r.Note)
+		return r, nil
 	}
+}
+
+// errNotStarted: the process was restarted before the execution began.
+var errNotStarted = errors.New("the execution did not start")
+
+// execOn runs one execution on process p.
+func (s *Supervisor) execOn(ctx context.Context, p *process, code string, timeout time.Duration) (*Result, error) {
 	params := execParams{Code: code}
 	var hardDeadline <-chan time.Time
 	if timeout > 0 {
 		params.Timeout = timeout.Seconds()
-		t := time.NewTimer(timeout + s.opts.Grace)
+		// The runner's watchdog interrupts at the deadline and reports code
+		// that does not stop within the grace period; this is the backstop
+		// for a runner that cannot.
+		t := time.NewTimer(timeout + 2*s.opts.Grace)
 		defer t.Stop()
 		hardDeadline = t.C
 	}
-	ch, err := p.call("exec", params)
+	s.mu.Lock()
+	s.running = p
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.running, s.runID = nil, 0
+		s.mu.Unlock()
+	}()
+	id, ch, err := p.call("exec", params)
 	if err != nil {
 		return s.lost(p, timeout), nil
 	}
+	s.mu.Lock()
+	s.runID = id
+	s.mu.Unlock()
 	var (
 		graceDeadline <-chan time.Time
 		done          = ctx.Done()
@@ -336,22 +472,29 @@ func (s *Sandbox) Exec(ctx context.Context, code string, timeout time.Duration) 
 		select {
 		case m, ok := <-ch:
 			if !ok {
+				<-p.exited
+				if reason, _ := p.reason(); reason == killRunaway {
+					s.mu.Lock()
+					p.reported = true // Exec tells the next attempt
+					s.mu.Unlock()
+					return nil, errNotStarted
+				}
 				return s.lost(p, timeout), nil
 			}
 			if m.Error != nil {
 				return nil, fmt.Errorf("sandbox exec: %w", m.Error)
 			}
-			var r Result
-			if err := json.Unmarshal(m.Result, &r); err != nil {
-				return nil, fmt.Errorf("sandbox exec: decoding result: %w", err)
+			r, err := decodeResult(m.Result)
+			if err != nil {
+				s.log.Error("the sandbox sent a malformed result; killing it", "error", err)
+				p.killWith(killProtocol, "a malformed result: "+err.Error())
+				return s.lost(p, timeout), nil
 			}
-			if r.Files == nil {
-				r.Files = []string{}
-			}
+			r.Files = s.checkFiles(r.Files)
 			if interrupted && r.Error != nil && r.Error.Type == "KeyboardInterrupt" {
 				r.Error.Message = "Execution interrupted: " + context.Cause(ctx).Error()
 			}
-			return &r, nil
+			return r, nil
 		case <-hardDeadline:
 			p.kill(killTimeout)
 			hardDeadline = nil
@@ -359,18 +502,61 @@ func (s *Sandbox) Exec(ctx context.Context, code string, timeout time.Duration) 
 			p.kill(killTimeout)
 			graceDeadline = nil
 		case <-done:
-			_ = p.send(&message{Method: "interrupt"})
+			p.interrupt(id)
 			graceDeadline = time.After(s.opts.Grace)
 			done, interrupted = nil, true
 		}
 	}
 }
 
+// checkFiles keeps the reported files that are regular files inside the
+// directories the sandbox was granted; it logs the others.
+func (s *Supervisor) checkFiles(files []string) []string {
+	out := files[:0]
+	for _, f := range files {
+		if host, ok := s.hostPath(f); ok {
+			if fi, err := os.Lstat(host); err == nil && fi.Mode().IsRegular() {
+				out = append(out, f)
+				continue
+			}
+		}
+		s.log.Warn("dropping a reported file that is not a regular file in the sandbox's directories", "file", escape(f, 300))
+	}
+	return out
+}
+
+// hostPath maps a sandbox path to its host path, if it is a clean path
+// inside a granted directory whose resolved form stays inside it.
+func (s *Supervisor) hostPath(p string) (string, bool) {
+	if p != path.Clean(p) || !path.IsAbs(p) {
+		return "", false
+	}
+	var best *initRoot
+	for i, r := range s.roots {
+		if strings.HasPrefix(p, r.Target+"/") && (best == nil || len(r.Target) > len(best.Target)) {
+			best = &s.roots[i]
+		}
+	}
+	if best == nil {
+		return "", false
+	}
+	host := filepath.Join(best.Dir, filepath.FromSlash(strings.TrimPrefix(p, best.Target+"/")))
+	real, err := filepath.EvalSymlinks(host)
+	if err != nil || !strings.HasPrefix(real, best.Dir+string(filepath.Separator)) {
+		return "", false
+	}
+	return host, true
+}
+
 // lost is the result of an execution whose process died under it.
-func (s *Sandbox) lost(p *process, timeout time.Duration) *Result {
+func (s *Supervisor) lost(p *process, timeout time.Duration) *Result {
 	<-p.exited
+	s.mu.Lock()
+	p.reported = true // this result tells; the next execution need not
+	s.mu.Unlock()
 	var e Error
-	switch p.reason() {
+	reason, detail := p.reason()
+	switch reason {
 	case killTimeout:
 		e = Error{Type: ErrorTypeTimeout, Message: fmt.Sprintf(
 			"Execution timed out after %s and did not stop when interrupted; "+
@@ -379,11 +565,45 @@ func (s *Sandbox) lost(p *process, timeout time.Duration) *Result {
 		e = Error{Type: "MemoryError", Message: fmt.Sprintf(
 			"The sandbox exceeded its memory limit (%d MB) and was killed; "+
 				"it was restarted and all state was lost.", s.opts.HardMemoryMB)}
+	case killFatal:
+		e = Error{Type: ErrorTypeCrash, Message: fmt.Sprintf(
+			"The Python runtime failed fatally (%s); the sandbox was restarted and all state was lost.", detail)}
+	case killProtocol:
+		e = Error{Type: ErrorTypeCrash, Message: fmt.Sprintf(
+			"The sandbox broke the protocol (%s); it was restarted and all state was lost.", detail)}
 	default:
 		e = Error{Type: ErrorTypeCrash, Message: fmt.Sprintf(
 			"The sandbox process died (%s); it was restarted and all state was lost.", p.exitStatus())}
 	}
 	return &Result{Output: json.RawMessage("null"), Error: &e, Files: []string{}}
+}
+
+// idleNote says what ended process p when no execution was running.
+func (s *Supervisor) idleNote(p *process, reason, detail string) string {
+	const restarted = "the sandbox was restarted before this execution and all state was lost."
+	switch reason {
+	case killRunaway:
+		return fmt.Sprintf("A callback left running by an earlier execution blocked the sandbox for %ss "+
+			"between executions and did not stop when interrupted; "+restarted, detail)
+	case killMemory:
+		return fmt.Sprintf("The sandbox exceeded its memory limit (%d MB) between executions and was killed; "+restarted, s.opts.HardMemoryMB)
+	case killFatal:
+		return fmt.Sprintf("The Python runtime failed fatally between executions (%s); "+restarted, detail)
+	case killProtocol:
+		return fmt.Sprintf("The sandbox broke the protocol between executions (%s); "+restarted, detail)
+	default:
+		return fmt.Sprintf("The sandbox process died between executions (%s); "+restarted, p.exitStatus())
+	}
+}
+
+func joinNotes(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + " " + b
 }
 
 func fmtSeconds(d time.Duration) string {
@@ -394,12 +614,12 @@ func fmtSeconds(d time.Duration) string {
 }
 
 // Interrupt raises KeyboardInterrupt in the running execution, if any.
-func (s *Sandbox) Interrupt() {
+func (s *Supervisor) Interrupt() {
 	s.mu.Lock()
-	p := s.proc
+	p, id := s.running, s.runID
 	s.mu.Unlock()
-	if p != nil {
-		_ = p.send(&message{Method: "interrupt"})
+	if p != nil && id != 0 {
+		p.interrupt(id)
 	}
 }
 
@@ -411,12 +631,18 @@ type Info struct {
 	UptimeMS        int64  `json:"uptime_ms"`
 	PID             int    `json:"pid"`
 	RSSMB           int    `json:"rss_mb"`
-	Restarts        int    `json:"restarts"`
-	Snapshot        bool   `json:"snapshot"`
+	// QuotaUsedBytes is what the writable directories hold, as the quota counts it.
+	QuotaUsedBytes int64 `json:"quota_used_bytes"`
+	// RuntimeReadable reports that the sandbox could still read a file of
+	// the runtime (the runner, the snapshot, Pyodide's data): false once
+	// booted, unless a mount holds the runtime.
+	RuntimeReadable bool `json:"runtime_readable"`
+	Restarts        int  `json:"restarts"`
+	Snapshot        bool `json:"snapshot"`
 }
 
 // Info asks the sandbox about itself.
-func (s *Sandbox) Info(ctx context.Context) (*Info, error) {
+func (s *Supervisor) Info(ctx context.Context) (*Info, error) {
 	p, err := s.current(ctx)
 	if err != nil {
 		return nil, err
@@ -438,14 +664,14 @@ func (s *Sandbox) Info(ctx context.Context) (*Info, error) {
 }
 
 // Ready returns what the current process reported when it booted.
-func (s *Sandbox) Ready() ReadyInfo {
+func (s *Supervisor) Ready() ReadyInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.ready
 }
 
 // PID returns the process id of the Deno process (0 if none is running).
-func (s *Sandbox) PID() int {
+func (s *Supervisor) PID() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.proc == nil {
@@ -454,9 +680,9 @@ func (s *Sandbox) PID() int {
 	return s.proc.pid()
 }
 
-// Close stops the sandbox: the process gets EOF on stdin and is killed if it
-// has not exited within a second.
-func (s *Sandbox) Close() error {
+// Close stops the sandbox: the process gets EOF on stdin, then SIGTERM, then
+// SIGKILL, StopGrace apart.
+func (s *Supervisor) Close() error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -472,7 +698,7 @@ func (s *Sandbox) Close() error {
 	p := s.proc
 	s.mu.Unlock()
 	if p != nil {
-		p.stop(time.Second)
+		p.stop(s.opts.StopGrace)
 	}
 	return nil
 }
@@ -507,11 +733,13 @@ func denoArgs(rt *Runtime, runnerDir string, perms permissions, memoryMB int) []
 		args = append(args, "--deny-net")
 	}
 	args = append(args, "--deny-env", "--deny-run", "--deny-ffi", "--deny-sys")
-	v8 := "--disallow-code-generation-from-strings"
+	// gc() for the runner: it collects boot's garbage before the first
+	// execution (the guest does not reach the global object).
+	v8 := "--disallow-code-generation-from-strings,--expose-gc"
 	if memoryMB > 0 {
 		v8 += ",--wasm-max-mem-pages=" + strconv.Itoa(memoryMB*16) // 64 KiB pages
 	}
-	args = append(args, "--v8-flags="+v8, filepath.Join(runnerDir, "runner.ts"))
+	args = append(args, "--v8-flags="+v8, filepath.Join(runnerDir, entryPoint))
 	return args
 }
 

@@ -1,0 +1,191 @@
+// exec.ts: the `exec` method: run code, answer with its result.
+//
+// The result is built here: output and error come from Python as values
+// (converted, never as JSON text), stdout and stderr from the captures,
+// files from HostFS. One execution runs at a time; an execution over
+// max_result_size answers with an error naming the option instead.
+
+import { NO_REPLY } from "../channel.ts";
+import { register, Runtime } from "../runtime.ts";
+import { IDLE_LIMIT, TIMEOUT } from "../watchdog.ts";
+import { clearGuestTimers, onTimerError } from "../jsglobals.ts";
+
+// deno-lint-ignore no-explicit-any
+type Any = any;
+
+interface ErrorValue {
+  type: string;
+  message: string;
+  traceback?: string;
+}
+
+// errorValue takes only the strings of what Python said its error was.
+function errorValue(e: Any): ErrorValue | null {
+  if (e === null || e === undefined) return null;
+  const out: ErrorValue = { type: String(e.type ?? "Error"), message: String(e.message ?? "") };
+  if (e.traceback) out.traceback = String(e.traceback);
+  return out;
+}
+
+// Python ints beyond 2^53 arrive as BigInt: they go on the line exactly.
+Object.defineProperty(BigInt.prototype, "toJSON", {
+  value: function (this: bigint) {
+    // deno-lint-ignore no-explicit-any
+    return (JSON as any).rawJSON(this.toString());
+  },
+  writable: false,
+  configurable: false,
+});
+
+register({
+  name: "exec",
+  install(rt: Runtime) {
+    const execute = rt.pbx.execute;
+    const run = execute.run;
+    const cancelTask = execute.interrupt;
+    const cancelBackground = execute.cancel_background;
+    let chain: Promise<unknown> = Promise.resolve();
+    let busy = false; // an execution runs
+
+    // Before ready, one execution of nothing, unseen, and a garbage
+    // collection of what boot left (the snapshot's 30 MB among it): the
+    // first real execution otherwise pays for both (measured: 26-33 ms
+    // without, 18-30 ms with). Boot is when boot costs are paid.
+    rt.hooks.booting.push(async () => {
+      try {
+        (await run("None")).destroy();
+      } catch (_) { /* nothing to tell */ }
+      rt.stdout.take();
+      rt.stderr.take();
+      rt.fs.take();
+      rt.collectGarbage();
+    });
+
+    // Interrupted while waiting in a tool call or sleep: those waits end
+    // (tools.ts); while awaiting anything else: the asyncio task is cancelled.
+    rt.hooks.interrupt.push((_id, _reason, ended) => {
+      if (ended > 0) return 0; // KeyboardInterrupt is raised where Python waited
+      try {
+        cancelTask();
+      } catch (e) {
+        rt.channel.log("warn", `interrupt: ${String(e)}`);
+      }
+      return 1;
+    });
+    // A callback that blocked the loop between executions was interrupted:
+    // cancel everything the guest left running (once per interrupt, however
+    // it is learnt: from the watchdog, a timer's callback, asyncio's loop)
+    // before any of it runs again.
+    let handledEpoch = 0;
+    const idleInterrupted = () => {
+      const epoch = rt.watchdog.idleEpoch();
+      if (epoch === handledEpoch || rt.current !== null) return 0;
+      handledEpoch = epoch;
+      rt.watchdog.signal[0] = 0;
+      let n = clearGuestTimers();
+      try {
+        n += cancelBackground();
+      } catch (e) {
+        rt.channel.log("warn", `cancelling background work: ${String(e)}`);
+      }
+      rt.watchdog.beat();
+      rt.stderr.note(
+        `[parselbox] a callback left by an earlier execution blocked the sandbox for more than ` +
+          `${rt.limits.idleLimitMs / 1000}s between executions: it was interrupted, and the ` +
+          `${n} task(s), callback(s) and timer(s) left running were cancelled (tool tasks keep running).`,
+      );
+      return n;
+    };
+    rt.hooks.idleInterrupt.push(idleInterrupted);
+    // An interrupt that lands in a guest timer's callback: between
+    // executions, the blocked callback's; during one, the execution's.
+    onTimerError((e) => {
+      if ((e as Any)?.type !== "KeyboardInterrupt") {
+        rt.channel.log("debug", `a timer's callback failed: ${String((e as Any)?.message ?? e).slice(0, 300)}`);
+      } else if (rt.current === null) idleInterrupted();
+      else cancelTask();
+    });
+    rt.py.registerJsModule("_pbx_exec", { idle_interrupted: idleInterrupted });
+
+    const execOne = async (id: number, params: Any) => {
+      const code = String(params?.code ?? "");
+      const timeout = Number(params?.timeout) || 0;
+      if (!rt.watchdog.begin(id, timeout)) return; // condemned: the host kills us
+      busy = true;
+      rt.current = id;
+      let output: unknown = null;
+      let error: ErrorValue | null = null;
+      try {
+        // run() is a coroutine: it runs as an asyncio task, whose steps the
+        // event loop runs with stack switching allowed, so that a tool call
+        // in it may look synchronous (run_sync). (A fatal error of the
+        // interpreter ends the process: see main.ts.)
+        const r = await run(code);
+        try {
+          const [out, err] = r.toJs({ dict_converter: Object.fromEntries, create_pyproxies: false });
+          output = out ?? null;
+          error = errorValue(err);
+        } catch (e) {
+          error = { type: "TypeError", message: `the result could not be converted: ${String((e as Error)?.message ?? e)}` };
+        } finally {
+          r.destroy();
+        }
+      } catch (e) {
+        // run() catches what Python raises: this is the runtime failing.
+        error = { type: "SandboxError", message: String((e as Error)?.message ?? e) };
+      } finally {
+        rt.watchdog.end();
+        rt.current = null;
+      }
+      const reason = rt.watchdog.reason();
+      if (reason === TIMEOUT && error && (error.type === "KeyboardInterrupt" || error.type === "CancelledError")) {
+        error = {
+          type: "KeyboardInterrupt",
+          message: `Execution timed out after ${timeout}s; the interpreter state was kept.`,
+          traceback: error.traceback,
+        };
+      } else if (reason === IDLE_LIMIT) {
+        rt.watchdog.signal[0] = 0;
+      }
+      const result = {
+        output,
+        stdout: rt.stdout.take(),
+        stderr: rt.stderr.take(),
+        error,
+        files: rt.fs.take(),
+      };
+      let line: Uint8Array;
+      try {
+        line = rt.channel.encode({ id, result });
+        if (line.length > rt.limits.maxResult) throw new Error(`${line.length}`);
+      } catch (e) {
+        const size = (e as Any)?.size ?? Number((e as Error).message);
+        const limit = Math.min(rt.limits.maxResult, rt.limits.maxMessage);
+        result.output = null;
+        result.error = {
+          type: "ResultTooLarge",
+          message: `The result of this execution is ${Number.isFinite(size) ? size + " bytes" : "too large"}, ` +
+            `over the max_result_size limit of ${limit} bytes: nothing was returned. ` +
+            `Return less, or write large data to a file in /workspace.`,
+        };
+        result.stdout = result.stdout.slice(0, 4096);
+        result.stderr = result.stderr.slice(0, 4096);
+        line = rt.channel.encode({ id, result });
+      }
+      busy = false;
+      rt.channel.write(line);
+    };
+
+    rt.channel.handle("exec", (params, id) => {
+      // One execution at a time; the host serializes too, this is a backstop.
+      // Started at once when nothing runs (waiting for a microtask would
+      // let the next read of stdin start first).
+      const go = () =>
+        execOne(id, params).catch((e) => {
+          rt.channel.replyError(id, { type: "SandboxError", message: String(e?.message ?? e) });
+        });
+      chain = busy ? chain.then(go) : go();
+      return NO_REPLY;
+    });
+  },
+});

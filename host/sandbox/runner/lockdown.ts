@@ -1,0 +1,126 @@
+// lockdown.ts: once booted, the sandbox reads only /workspace, /files and
+// its mounts, and sees no host path.
+//
+//   - Deno's read permission for the runtime (the runner's files, the
+//     snapshot, Pyodide's data files) is revoked; nothing needs them after
+//     boot. (A runtime path that lies inside a granted directory, or holds
+//     one, cannot be revoked alone: Deno revokes the whole grant. It stays,
+//     and the host is told.)
+//   - JS stack traces name no host path: runtime files appear as
+//     parselbox:/ and pyodide:/ URLs. The formatter cannot be replaced.
+//   - Pyodide's ways to reach the host file system without HostFS (NODEFS,
+//     mountNodeFS, loading packages from paths or URLs) are gone; FS.mount
+//     takes MEMFS only. Packages are the host's job.
+//   - Pyodide's configuration holds no host path (nor the snapshot's bytes,
+//     which it would keep in memory for nothing).
+
+import { channel } from "./channel.ts";
+import type { HostFS } from "./hostfs.ts";
+
+// deno-lint-ignore no-explicit-any
+type Any = any;
+
+export interface RuntimePaths {
+  runnerDir: string;
+  pyodideDir: string;
+  snapshot?: string;
+  pyodideFiles: string[]; // the data files read at boot
+  cacheDir?: string; // DENO_DIR's parent: the host's cache directory
+}
+
+export function lockdown(py: Any, fs: HostFS, paths: RuntimePaths): void {
+  hideStackPaths(fs, paths);
+  closeFileSystems(py);
+  scrubConfig(py, paths);
+  revoke(fs, paths);
+}
+
+function hideStackPaths(fs: HostFS, p: RuntimePaths): void {
+  const subs: [string, string][] = [
+    [p.runnerDir, "parselbox:"],
+    [p.pyodideDir, "pyodide:"],
+  ];
+  if (p.cacheDir) subs.push([p.cacheDir, "cache:"]);
+  for (const r of fs.roots) subs.push([r.dir, r.target]);
+  subs.sort((a, b) => b[0].length - a[0].length);
+  const hide = (s: string) => {
+    for (const [host, shown] of subs) {
+      s = s.replaceAll("file://" + host, shown).replaceAll(host, shown);
+    }
+    return s;
+  };
+  Object.defineProperty(Error, "prepareStackTrace", {
+    value: (err: Error, frames: unknown[]) => {
+      let head: string;
+      try {
+        head = `${err?.name ?? "Error"}: ${err?.message ?? ""}`;
+      } catch (_) {
+        head = "Error";
+      }
+      return hide(head + frames.map((f) => `\n    at ${f}`).join(""));
+    },
+    writable: false,
+    configurable: false,
+  });
+}
+
+function refuse(what: string) {
+  return () => {
+    throw new Error(`${what} is not available in the sandbox (the host installs packages and mounts)`);
+  };
+}
+
+function closeFileSystems(py: Any): void {
+  const FS = py.FS;
+  const MEMFS = FS.filesystems.MEMFS;
+  for (const name of Object.keys(FS.filesystems)) if (name !== "MEMFS") delete FS.filesystems[name];
+  const mount = FS.mount;
+  FS.mount = (type: Any, opts: Any, mountpoint: string) => {
+    if (type !== MEMFS) throw new Error("FS.mount: only MEMFS can be mounted in the sandbox");
+    return mount.call(FS, type, opts, mountpoint);
+  };
+  for (const name of ["mountNodeFS", "mountNativeFS", "loadPackage", "loadPackagesFromImports"]) {
+    if (name in py) py[name] = refuse(name);
+  }
+  const api = py._api;
+  for (const name of ["loadPackage", "loadBinaryFile", "loadPackagesFromImports", "install"]) {
+    if (api && typeof api[name] === "function") api[name] = refuse(name);
+  }
+}
+
+function scrubConfig(py: Any, p: RuntimePaths): void {
+  const config = py._api?.config;
+  if (!config) return;
+  // The snapshot's bytes (~30 MB), kept by Pyodide after the restore.
+  delete config._loadSnapshot;
+  for (const key of Object.keys(config)) {
+    const v = config[key];
+    if (typeof v === "string" && (v.includes(p.pyodideDir) || v.includes(p.runnerDir) || v.startsWith("file:"))) {
+      config[key] = key === "indexURL" ? "pyodide:/" : "";
+    }
+  }
+}
+
+function runtimePaths(p: RuntimePaths): string[] {
+  const paths = [p.runnerDir, ...p.pyodideFiles];
+  if (p.snapshot) paths.push(p.snapshot);
+  return paths;
+}
+
+/** The runtime's files that Deno would still let the sandbox read. */
+export function readableRuntime(p: RuntimePaths): string[] {
+  return runtimePaths(p).filter((path) => Deno.permissions.querySync({ name: "read", path }).state === "granted");
+}
+
+function revoke(fs: HostFS, p: RuntimePaths): void {
+  const paths = runtimePaths(p);
+  const within = (a: string, b: string) => a === b || a.startsWith(b + "/");
+  for (const path of paths) {
+    const root = fs.roots.find((r) => within(path, r.dir) || within(r.dir, path));
+    if (root) {
+      channel.log("warn", `${path} stays readable: it lies in or holds the directory of ${root.target}`);
+      continue;
+    }
+    Deno.permissions.revokeSync({ name: "read", path });
+  }
+}
