@@ -101,7 +101,7 @@ func TestVerbErrors(t *testing.T) {
 		"bad header name":        {"get", `{"path": "/echo", "headers": {"a b": "c"}}`, sdk.ToolError{Code: sdk.CodeInvalidArgument, Message: `headers: "a b" is not a valid header name`}},
 		"data not text":          {"post", `{"path": "/echo", "data": 5}`, sdk.ToolError{Code: sdk.CodeInvalidArgument, Message: "data: want a string or a dict of form fields: want a dict of form fields"}},
 		"line break in a header": {"get", `{"path": "/echo", "headers": {"X-A": "a\r\nX-B: b"}}`, sdk.ToolError{Code: sdk.CodeInvalidArgument, Message: "headers: X-A: a header value cannot hold a line break"}},
-		"unknown argument":       {"get", `{"path": "/echo", "jsn": {}}`, sdk.ToolError{Code: sdk.CodeInvalidArgument, Message: `unknown argument "jsn"`}},
+		"unknown argument":       {"get", `{"path": "/echo", "jsn": {}}`, sdk.ToolError{Code: sdk.CodeInvalidArgument, Message: `unknown argument "jsn" (parameters: path, params, headers, json, data)`}},
 		"no spec":                {"search", `{"query": "pets"}`, sdk.ToolError{Code: sdk.CodeInvalidArgument, Message: "search needs an OpenAPI document: this bridge has no spec configured"}},
 	} {
 		t.Run(name, func(t *testing.T) {

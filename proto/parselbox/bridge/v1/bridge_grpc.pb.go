@@ -57,10 +57,11 @@ type BridgeClient interface {
 	// effects and may be called at any time.
 	Describe(ctx context.Context, in *DescribeRequest, opts ...grpc.CallOption) (*DescribeResponse, error)
 	// Configure hands the bridge its configuration block (opaque JSON) and the
-	// broker id of the host's callback service. A bridge that rejects its
-	// configuration returns an error; the host then reports
-	// `bridge "NAME": invalid configuration: ...` and stops the process.
-	// Errors carry a ToolError in the status details.
+	// broker id of the host's callback service, and returns the secrets the
+	// bridge found in it. A bridge that rejects its configuration returns an
+	// error carrying a ConfigError (the offending key) in the status details;
+	// the host then reports `bridge "NAME": invalid configuration: ...` and
+	// stops the process. Other errors carry a ToolError.
 	Configure(ctx context.Context, in *ConfigureRequest, opts ...grpc.CallOption) (*ConfigureResponse, error)
 	// Call runs one tool. The host's first message is a CallStart; after it the
 	// host may send any number of CallSend messages (delivered to the tool in
@@ -146,10 +147,11 @@ type BridgeServer interface {
 	// effects and may be called at any time.
 	Describe(context.Context, *DescribeRequest) (*DescribeResponse, error)
 	// Configure hands the bridge its configuration block (opaque JSON) and the
-	// broker id of the host's callback service. A bridge that rejects its
-	// configuration returns an error; the host then reports
-	// `bridge "NAME": invalid configuration: ...` and stops the process.
-	// Errors carry a ToolError in the status details.
+	// broker id of the host's callback service, and returns the secrets the
+	// bridge found in it. A bridge that rejects its configuration returns an
+	// error carrying a ConfigError (the offending key) in the status details;
+	// the host then reports `bridge "NAME": invalid configuration: ...` and
+	// stops the process. Other errors carry a ToolError.
 	Configure(context.Context, *ConfigureRequest) (*ConfigureResponse, error)
 	// Call runs one tool. The host's first message is a CallStart; after it the
 	// host may send any number of CallSend messages (delivered to the tool in
