@@ -201,4 +201,3 @@ func preview(v any, depth int) any {
 		return v
 	}
 }
-
