@@ -63,7 +63,7 @@ func decodeConfigValue(v reflect.Value, raw json.RawMessage, path string) error 
 	raw = bytes.TrimSpace(raw)
 	absent := len(raw) == 0 || bytes.Equal(raw, []byte("null"))
 	t := v.Type()
-	if absent && t.Kind() != reflect.Struct {
+	if absent && (t.Kind() != reflect.Struct || opaque(t)) {
 		return nil
 	}
 	if absent {
@@ -262,25 +262,31 @@ func closest(s string, names []string) string {
 	return best
 }
 
-// editDistance is the Levenshtein distance between a and b, in bytes.
+// editDistance is the edit distance between a and b, in bytes, counting a
+// swap of two neighbours as one edit ("ulr" for "url"): the optimal string
+// alignment distance.
 func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
 	}
 	for i := 1; i <= len(a); i++ {
-		cur[0] = i
 		for j := 1; j <= len(b); j++ {
 			cost := 1
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	return d[len(a)][len(b)]
 }
 
 // Duration is a length of time in a configuration or in a tool's
