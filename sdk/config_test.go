@@ -59,7 +59,7 @@ func TestDecodeConfig(t *testing.T) {
 		"values": {raw: `{"command": "sh -e", "timeout": 1.5, "retries": 0, "nested": {}, "env": {"A": "b"}}`, want: func(c testCfg) bool {
 			return c.Command == "sh -e" && c.Timeout.D() == 1500*time.Millisecond && c.Retries == 0 && c.Nested.Depth == 2 && c.Env["A"] == "b"
 		}},
-		"duration string": {raw: `{"timeout": "2m"}`, want: func(c testCfg) bool { return c.Timeout.D() == 2*time.Minute }},
+		"duration string":     {raw: `{"timeout": "2m"}`, want: func(c testCfg) bool { return c.Timeout.D() == 2*time.Minute }},
 		"seconds in a string": {raw: `{"timeout": "30"}`, want: func(c testCfg) bool { return c.Timeout.D() == 30*time.Second }},
 		"secrets reported": {raw: `{"api_key": "k-1234567", "token": "t-7654321"}`, secrets: []string{"k-1234567", "t-7654321"},
 			want: func(c testCfg) bool { return c.APIKey.Value() == "k-1234567" && c.Token.Value() == "t-7654321" }},

@@ -55,9 +55,9 @@ func TestDefaults(t *testing.T) {
 				t.Errorf("required = %v", schema.Required)
 			}
 			for args, want := range map[string]string{
-				`{"target":"x"}`:                          `{"target":"x","power":100,"mode":"burst","tags":["a","b"]}`,
-				`{"target":"x","power":0,"tags":null}`:    `{"target":"x","power":0,"mode":"burst","tags":null}`,
-				`{"target":"x","aim":{"x":1}}`:            `{"target":"x","power":100,"mode":"burst","tags":["a","b"],"aim":{"x":1,"y":7}}`,
+				`{"target":"x"}`:                           `{"target":"x","power":100,"mode":"burst","tags":["a","b"]}`,
+				`{"target":"x","power":0,"tags":null}`:     `{"target":"x","power":0,"mode":"burst","tags":null}`,
+				`{"target":"x","aim":{"x":1}}`:             `{"target":"x","power":100,"mode":"burst","tags":["a","b"],"aim":{"x":1,"y":7}}`,
 				`{"target":"x","mode":"single","power":5}`: `{"target":"x","power":5,"mode":"single","tags":["a","b"]}`,
 			} {
 				res, err := c.CallTool(t.Context(), &sdk.CallToolRequest{Name: "fire", Arguments: json.RawMessage(args)})

@@ -15,9 +15,9 @@ import (
 // reports the credentials in it to the host.
 func ExampleDecodeConfig() {
 	type config struct {
-		BaseURL string       `json:"base_url"`
-		Timeout sdk.Duration `json:"timeout" default:"30s"`
-		sdk.TokenConfig      // token, or token_env
+		BaseURL         string       `json:"base_url"`
+		Timeout         sdk.Duration `json:"timeout" default:"30s"`
+		sdk.TokenConfig              // token, or token_env
 	}
 	os.Setenv("EXAMPLE_API_TOKEN", "tok-5f1e8a")
 	req := &sdk.ConfigureRequest{Config: json.RawMessage(`{"base_url": "https://api.example.com", "token_env": "EXAMPLE_API_TOKEN"}`)}
@@ -146,8 +146,8 @@ func ExampleRedactor_encodings() {
 	for _, s := range []string{
 		"Authorization: Bearer ghp_abc123def456",
 		"token=ghp_abc123def456&x=1",
-		"Z2hwX2FiYzEyM2RlZjQ1Ng==",                 // base64
-		"6768705f616263313233646566343536",         // hex
+		"Z2hwX2FiYzEyM2RlZjQ1Ng==",                   // base64
+		"6768705f616263313233646566343536",           // hex
 		"QXV0aG9yaXphdGlvbjogZ2hwX2FiYzEyM2RlZjQ1Ng", // inside a longer base64 payload
 	} {
 		fmt.Println(strings.Contains(r.Redact(s), sdk.Redacted))
