@@ -41,6 +41,7 @@ type Client struct {
 	broker *plugin.GRPCBroker
 	done   context.Context // done when the plugin's process has exited
 	grace  time.Duration
+	noRun  atomic.Bool // the bridge does not implement Run
 }
 
 // NewClient returns a Client over conn. done is done when the plugin's
@@ -108,14 +109,32 @@ func (c *Client) Shutdown(ctx context.Context) error {
 	return nil
 }
 
-// CallTool implements protocol.BridgeServer. It streams the call's log lines and
-// progress into req.Events and the messages of req.Inbox into the call. When
-// ctx is cancelled it sends a cancel and waits up to CancelGrace for the
-// bridge's result (normally CodeCancelled); after that it abandons the call
-// and returns a CodeCancelled result itself.
+// CallTool implements protocol.BridgeServer. A call that sends no messages
+// and whose events nobody reads (req.Inbox and req.Events nil) is one Run
+// RPC; cancelling ctx cancels it on both sides. Any other call is a Call
+// stream: it streams the call's log lines and progress into req.Events and
+// the messages of req.Inbox into the call; when ctx is cancelled it sends a
+// cancel and waits up to CancelGrace for the bridge's result (normally
+// CodeCancelled); after that it abandons the call and returns a
+// CodeCancelled result itself.
 func (c *Client) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	args := req.Arguments
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	start := &bridgev1.CallStart{Name: req.Name, Arguments: args, TaskId: req.TaskID}
+	if req.Events == nil && req.Inbox == nil && !c.noRun.Load() {
+		res, err := c.rpc.Run(ctx, start)
+		if status.Code(err) == codes.Unimplemented {
+			c.noRun.Store(true) // a bridge built before Run: stream
+		} else if err != nil {
+			return nil, c.rpcError(ctx, "calling tool "+req.Name, err)
+		} else {
+			return resultFromPB(res), nil
+		}
 	}
 	// The stream outlives ctx by up to the grace period, so that the bridge
 	// can answer a cancel; it keeps ctx's values.
@@ -125,13 +144,7 @@ func (c *Client) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*
 	if err != nil {
 		return nil, c.rpcError(ctx, "calling tool "+req.Name, err)
 	}
-	args := req.Arguments
-	if len(args) == 0 {
-		args = json.RawMessage(`{}`)
-	}
-	err = stream.Send(&bridgev1.CallRequest{Msg: &bridgev1.CallRequest_Start{Start: &bridgev1.CallStart{
-		Name: req.Name, Arguments: args, TaskId: req.TaskID,
-	}}})
+	err = stream.Send(&bridgev1.CallRequest{Msg: &bridgev1.CallRequest_Start{Start: start}})
 	if err != nil {
 		// The real error comes from Recv.
 		_, err = stream.Recv()

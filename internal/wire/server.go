@@ -154,6 +154,24 @@ func (s *server) Call(stream bridgev1.Bridge_CallServer) error {
 	return events.finish(resultToPB(res))
 }
 
+// Run implements bridgev1.BridgeServer: a call without messages or events.
+func (s *server) Run(ctx context.Context, start *bridgev1.CallStart) (*bridgev1.CallResult, error) {
+	req := &protocol.CallToolRequest{
+		Name:      start.GetName(),
+		Arguments: json.RawMessage(start.GetArguments()),
+		TaskID:    start.GetTaskId(),
+	}
+	var res *protocol.CallToolResult
+	err := s.guard("CallTool "+req.Name, func() (err error) {
+		res, err = s.impl.CallTool(ctx, req)
+		return err
+	})
+	if err != nil {
+		return nil, errorStatus(err)
+	}
+	return resultToPB(res), nil
+}
+
 // guard runs f, turning a panic into an error.
 func (s *server) guard(op string, f func() error) (err error) {
 	defer func() {

@@ -1358,11 +1358,12 @@ const file_parselbox_bridge_v1_bridge_proto_rawDesc = "" +
 	"\x12ERROR_CODE_TIMEOUT\x10\x04\x12\x18\n" +
 	"\x14ERROR_CODE_NOT_FOUND\x10\x05\x12\x18\n" +
 	"\x14ERROR_CODE_CANCELLED\x10\x06\x12\x1a\n" +
-	"\x16ERROR_CODE_UNAVAILABLE\x10\a2\xe7\x02\n" +
+	"\x16ERROR_CODE_UNAVAILABLE\x10\a2\xaf\x03\n" +
 	"\x06Bridge\x12W\n" +
 	"\bDescribe\x12$.parselbox.bridge.v1.DescribeRequest\x1a%.parselbox.bridge.v1.DescribeResponse\x12Z\n" +
 	"\tConfigure\x12%.parselbox.bridge.v1.ConfigureRequest\x1a&.parselbox.bridge.v1.ConfigureResponse\x12O\n" +
-	"\x04Call\x12 .parselbox.bridge.v1.CallRequest\x1a!.parselbox.bridge.v1.CallResponse(\x010\x01\x12W\n" +
+	"\x04Call\x12 .parselbox.bridge.v1.CallRequest\x1a!.parselbox.bridge.v1.CallResponse(\x010\x01\x12F\n" +
+	"\x03Run\x12\x1e.parselbox.bridge.v1.CallStart\x1a\x1f.parselbox.bridge.v1.CallResult\x12W\n" +
 	"\bShutdown\x12$.parselbox.bridge.v1.ShutdownRequest\x1a%.parselbox.bridge.v1.ShutdownResponse2_\n" +
 	"\x04Host\x12W\n" +
 	"\bCallTool\x12$.parselbox.bridge.v1.CallToolRequest\x1a%.parselbox.bridge.v1.CallToolResponseBCZAgithub.com/parselbox/parselbox/proto/parselbox/bridge/v1;bridgev1b\x06proto3"
@@ -1419,15 +1420,17 @@ var file_parselbox_bridge_v1_bridge_proto_depIdxs = []int32{
 	1,  // 11: parselbox.bridge.v1.Bridge.Describe:input_type -> parselbox.bridge.v1.DescribeRequest
 	5,  // 12: parselbox.bridge.v1.Bridge.Configure:input_type -> parselbox.bridge.v1.ConfigureRequest
 	8,  // 13: parselbox.bridge.v1.Bridge.Call:input_type -> parselbox.bridge.v1.CallRequest
-	17, // 14: parselbox.bridge.v1.Bridge.Shutdown:input_type -> parselbox.bridge.v1.ShutdownRequest
-	19, // 15: parselbox.bridge.v1.Host.CallTool:input_type -> parselbox.bridge.v1.CallToolRequest
-	2,  // 16: parselbox.bridge.v1.Bridge.Describe:output_type -> parselbox.bridge.v1.DescribeResponse
-	6,  // 17: parselbox.bridge.v1.Bridge.Configure:output_type -> parselbox.bridge.v1.ConfigureResponse
-	12, // 18: parselbox.bridge.v1.Bridge.Call:output_type -> parselbox.bridge.v1.CallResponse
-	18, // 19: parselbox.bridge.v1.Bridge.Shutdown:output_type -> parselbox.bridge.v1.ShutdownResponse
-	20, // 20: parselbox.bridge.v1.Host.CallTool:output_type -> parselbox.bridge.v1.CallToolResponse
-	16, // [16:21] is the sub-list for method output_type
-	11, // [11:16] is the sub-list for method input_type
+	9,  // 14: parselbox.bridge.v1.Bridge.Run:input_type -> parselbox.bridge.v1.CallStart
+	17, // 15: parselbox.bridge.v1.Bridge.Shutdown:input_type -> parselbox.bridge.v1.ShutdownRequest
+	19, // 16: parselbox.bridge.v1.Host.CallTool:input_type -> parselbox.bridge.v1.CallToolRequest
+	2,  // 17: parselbox.bridge.v1.Bridge.Describe:output_type -> parselbox.bridge.v1.DescribeResponse
+	6,  // 18: parselbox.bridge.v1.Bridge.Configure:output_type -> parselbox.bridge.v1.ConfigureResponse
+	12, // 19: parselbox.bridge.v1.Bridge.Call:output_type -> parselbox.bridge.v1.CallResponse
+	15, // 20: parselbox.bridge.v1.Bridge.Run:output_type -> parselbox.bridge.v1.CallResult
+	18, // 21: parselbox.bridge.v1.Bridge.Shutdown:output_type -> parselbox.bridge.v1.ShutdownResponse
+	20, // 22: parselbox.bridge.v1.Host.CallTool:output_type -> parselbox.bridge.v1.CallToolResponse
+	17, // [17:23] is the sub-list for method output_type
+	11, // [11:17] is the sub-list for method input_type
 	11, // [11:11] is the sub-list for extension type_name
 	11, // [11:11] is the sub-list for extension extendee
 	0,  // [0:11] is the sub-list for field type_name
