@@ -401,11 +401,3 @@ func alias(name string) string {
 	return ""
 }
 
-// title of an operation for descriptions and search: its summary, or its
-// method and path.
-func (op *operation) title() string {
-	if op.summary != "" {
-		return op.summary
-	}
-	return op.method + " " + op.path
-}
