@@ -400,4 +400,3 @@ func alias(name string) string {
 	}
 	return ""
 }
-
