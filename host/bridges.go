@@ -90,22 +90,24 @@ func (s *Sandbox) addBridges(ctx context.Context) error {
 }
 
 // mcpSecrets are the credentials of an MCP server's entry (the mcpproxy
-// bridge's configuration): the values of its env, but for the usual
-// settings such as PATH, and of its headers, with a header's part after a
-// scheme ("Bearer ..."). The router keeps them out of everything the
-// server's namespace sends to the sandbox, whatever the server echoes.
+// bridge's configuration): the values of its env and of its headers (with
+// a header's part after a scheme, "Bearer ..."), as for the variables
+// passed to any bridge (bridges.SecretEnv: whatever their names, but for
+// short values and the usual settings). The router keeps them out of
+// everything the server's namespace sends to the sandbox, whatever the
+// server echoes.
 func mcpSecrets(entry map[string]any) []string {
 	var out []string
 	env, _ := entry["env"].(map[string]any)
 	for name, v := range env {
-		if s, ok := v.(string); ok && !bridges.PlainEnv(name) {
+		if s, ok := v.(string); ok && bridges.SecretEnv(name, s) {
 			out = append(out, s)
 		}
 	}
 	headers, _ := entry["headers"].(map[string]any)
 	for name, v := range headers {
 		s, ok := v.(string)
-		if !ok || plainHeader(name) {
+		if !ok || !bridges.SecretEnv(name, s) || plainHeader(name) {
 			continue
 		}
 		out = append(out, s)

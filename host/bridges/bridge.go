@@ -91,7 +91,7 @@ func newBridge(m *Manager, name string, cfg Config, config json.RawMessage) *bri
 		starting: make(chan struct{}, 1),
 	}
 	for _, name := range cfg.Env {
-		if v, ok := os.LookupEnv(name); ok && !PlainEnv(name) {
+		if v, ok := os.LookupEnv(name); ok && SecretEnv(name, v) {
 			b.envSecrets = append(b.envSecrets, v)
 		}
 	}
@@ -99,16 +99,21 @@ func newBridge(m *Manager, name string, cfg Config, config json.RawMessage) *bri
 	return b
 }
 
-// PlainEnv reports whether an environment variable is one of the usual
-// settings that hold no credential (PATH, HOME, LANG, LC_*, TZ, ...): the
-// value of any other variable passed to a bridge is taken as a secret, and
-// kept out of everything the bridge sends to the sandbox.
-func PlainEnv(name string) bool {
-	switch name {
-	case "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TERM", "TMPDIR", "PWD", "NODE_ENV", "GORACE":
+// SecretEnv reports whether the value of an environment variable passed to
+// a bridge is taken as a secret, kept out of everything the bridge sends to
+// the sandbox: when its name says it is a credential (sdk.SecretName), or
+// when it is at least 8 characters long and the variable is none of the
+// usual settings (PATH, HOME, LANG, LC_*, TZ, ...). Short values of other
+// names ("1", "true", "eu") would blank out ordinary text.
+func SecretEnv(name, value string) bool {
+	if sdk.SecretName(name) {
 		return true
 	}
-	return strings.HasPrefix(name, "LC_")
+	switch name {
+	case "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TERM", "TMPDIR", "PWD", "NODE_ENV", "GORACE":
+		return false
+	}
+	return !strings.HasPrefix(name, "LC_") && len(strings.TrimSpace(value)) >= 8
 }
 
 // setSecrets makes the bridge's redactor: the configuration's secrets, the

@@ -25,8 +25,8 @@
 // JSON) is re-levelled under the host's logger. Manager.Pid and the
 // bridge's Pid give its process id.
 //
-// A bridge knows its secrets: the values of the variables passed to it (but
-// the usual settings, PlainEnv), Config.Secrets, and what the plugin
+// A bridge knows its secrets: the values of the variables passed to it
+// (SecretEnv), Config.Secrets, and what the plugin
 // reports from Configure (sdk.ConfigureRequest.AddSecrets). Its Redactor
 // holds them; the host's router removes them from everything the bridge
 // sends to the sandbox. A configuration the plugin rejects is an error
