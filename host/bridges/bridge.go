@@ -383,6 +383,7 @@ func (b *bridge) launch(ctx context.Context) (*instance, error) {
 		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: opts.SocketDir},
 		SkipHostEnv:      true,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		GRPCDialOptions:  wire.DialOptions(),
 		AutoMTLS:         opts.AutoMTLS,
 		StartTimeout:     opts.StartTimeout,
 		Logger:           b.log,

@@ -54,6 +54,21 @@ func PluginSet(opts ClientOptions) plugin.PluginSet {
 	return plugin.PluginSet{PluginName: &Plugin{Options: opts}}
 }
 
+// Window sizes of the plugin connection, in both directions. Fixed windows
+// turn gRPC's bandwidth estimation off, which otherwise pings the other
+// side along with the messages: a write, a read and a wakeup per call that
+// a connection on one machine does not need.
+const (
+	streamWindow = 4 << 20
+	connWindow   = 16 << 20
+)
+
+// DialOptions are the gRPC options with which a host dials a bridge
+// (plugin.ClientConfig.GRPCDialOptions).
+func DialOptions() []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithInitialWindowSize(streamWindow), grpc.WithInitialConnWindowSize(connWindow)}
+}
+
 // ServeConfig returns the go-plugin configuration that serves impl as a
 // bridge plugin, logging to logger.
 func ServeConfig(impl protocol.BridgeServer, logger hclog.Logger) *plugin.ServeConfig {
@@ -61,7 +76,8 @@ func ServeConfig(impl protocol.BridgeServer, logger hclog.Logger) *plugin.ServeC
 		HandshakeConfig: Handshake,
 		Plugins:         plugin.PluginSet{PluginName: &Plugin{Impl: impl, Logger: logger}},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-			opts = append(opts, grpc.MaxRecvMsgSize(MaxMessageSize), grpc.MaxSendMsgSize(MaxMessageSize))
+			opts = append(opts, grpc.MaxRecvMsgSize(MaxMessageSize), grpc.MaxSendMsgSize(MaxMessageSize),
+				grpc.InitialWindowSize(streamWindow), grpc.InitialConnWindowSize(connWindow))
 			return plugin.DefaultGRPCServer(opts)
 		},
 		Logger: logger,
