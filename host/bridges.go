@@ -55,8 +55,18 @@ func (s *Sandbox) addBridges(ctx context.Context) error {
 	errs := make([]error, len(names))
 	var wg sync.WaitGroup
 	for i, name := range names {
+		cfg := bridges.Config{
+			Plugin: configs[name].Plugin,
+			SHA256: configs[name].SHA256,
+			Env:    configs[name].Env,
+			Config: configs[name].Config,
+			Dir:    configs[name].Dir,
+		}
+		if _, ok := mcp[name]; ok {
+			cfg.Secrets = mcpSecrets(cfg.Config)
+		}
 		wg.Go(func() {
-			started[i], errs[i] = mgr.Start(ctx, name, bridges.Config(configs[name]))
+			started[i], errs[i] = mgr.Start(ctx, name, cfg)
 		})
 	}
 	wg.Wait()
@@ -77,6 +87,60 @@ func (s *Sandbox) addBridges(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// mcpSecrets are the credentials of an MCP server's entry (the mcpproxy
+// bridge's configuration): the values of its env and of its headers (with
+// a header's part after a scheme, "Bearer ..."), as for the variables
+// passed to any bridge (bridges.SecretEnv: whatever their names, but for
+// short values and the usual settings). The router keeps them out of
+// everything the server's namespace sends to the sandbox, whatever the
+// server echoes.
+func mcpSecrets(entry map[string]any) []string {
+	var out []string
+	env, _ := entry["env"].(map[string]any)
+	for name, v := range env {
+		if s, ok := v.(string); ok && bridges.SecretEnv(name, s) {
+			out = append(out, s)
+		}
+	}
+	headers, _ := entry["headers"].(map[string]any)
+	for name, v := range headers {
+		s, ok := v.(string)
+		if !ok || !bridges.SecretEnv(name, s) || plainHeader(name) {
+			continue
+		}
+		out = append(out, s)
+		if _, cred, ok := strings.Cut(strings.TrimSpace(s), " "); ok {
+			out = append(out, strings.TrimSpace(cred))
+		}
+	}
+	return out
+}
+
+// plainHeader reports whether a header is one that holds no credential.
+func plainHeader(name string) bool {
+	switch strings.ToLower(name) {
+	case "accept", "accept-language", "accept-encoding", "content-type", "user-agent", "cache-control":
+		return true
+	}
+	return false
+}
+
+// BridgePid returns the process id of the plugin that serves namespace
+// name, and whether there is one (no in-process bridge has one; a plugin
+// has none between a crash and its restart). It is for measurements, such
+// as the plugin's memory in `make bench`.
+func (s *Sandbox) BridgePid(name string) (int, bool) {
+	if s.router == nil {
+		return 0, false
+	}
+	p, ok := s.router.Bridge(name).(interface{ Pid() int })
+	if !ok {
+		return 0, false
+	}
+	pid := p.Pid()
+	return pid, pid != 0
 }
 
 // namespaceLines describes each namespace for the guide.

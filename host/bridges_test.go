@@ -199,8 +199,17 @@ func TestTasks(t *testing.T) {
 
 	// cancel reaches the tool.
 	before := m.cancelled.Load()
-	r = exec(t, sb, "t = mission.sleep.task(30)\nawait asyncio.sleep(0.3)\nt.cancel()\nawait asyncio.sleep(0.2)\n[t.status().state, t.error()]")
-	if diff := cmp.Diff([]any{"cancelled", "cancelled"}, value(t, r)); diff != "" {
+	// (once the tool is running: its log says so)
+	r = exec(t, sb, `t = mission.sleep.task(30)
+for _ in range(3000):
+    if t.tail(1) == "sleeping 30s":
+        break
+    await asyncio.sleep(0.01)
+log = t.tail(1)
+t.cancel()
+await t.wait(60)
+[log, t.status().state, t.error()]`)
+	if diff := cmp.Diff([]any{"sleeping 30s", "cancelled", "cancelled"}, value(t, r)); diff != "" {
 		t.Errorf("cancelled task (-want +got):\n%s", diff)
 	}
 	waitUntil(t, "the tool to see the cancellation", func() bool { return m.cancelled.Load() > before })
@@ -394,13 +403,11 @@ func TestTimeoutWhileWaitingForATool(t *testing.T) {
 	m := &mission{Nav: &nav{}}
 	sb := newSandbox(t, host.Config{Context: map[string]any{"mission": m}, Timeout: time.Second})
 	exec(t, sb, "kept = 'yes'")
-	began := time.Now()
+	// The error type says that the soft interrupt reached the waiting call
+	// (a hard kill would have lost the state, checked below).
 	e := raised(t, exec(t, sb, "mission.sleep(60)"), "KeyboardInterrupt")
 	if !strings.Contains(e.Message, "timed out after 1s") {
 		t.Errorf("message: %s", e.Message)
-	}
-	if d := time.Since(began); d > 5*time.Second {
-		t.Errorf("took %v: the soft interrupt did not reach the waiting call", d)
 	}
 	waitUntil(t, "the tool to be cancelled", func() bool { return m.cancelled.Load() == 1 })
 	if got := value(t, exec(t, sb, "kept")); got != "yes" {

@@ -2,13 +2,15 @@ package sdk
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
 	"runtime/debug"
 	"strings"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/parselbox/parselbox/internal/protocol"
 )
 
 // Info identifies a bridge implementation.
@@ -28,27 +30,46 @@ type Options struct {
 	// once before any call, and again after the host restarts the bridge's
 	// process. Returning an error rejects the configuration: the host reports
 	// it as `bridge "NAME": invalid configuration: ...` and does not use the
-	// bridge. Tools added here with AddTool are part of the bridge's
-	// description (the host asks for it after Configure). Without Configure,
-	// any configuration is accepted and ignored.
+	// bridge (return a *ConfigError, as DecodeConfig does, to name the key).
+	// Tools added here with AddTool are part of the bridge's description
+	// (the host asks for it after Configure). Without Configure, any
+	// configuration is accepted and ignored.
 	Configure func(ctx context.Context, req *ConfigureRequest) error
 	// Shutdown, if set, is called best-effort before the bridge's process is
 	// stopped, with a deadline.
 	Shutdown func(ctx context.Context) error
+	// Middleware wraps every call of the bridge, the first outermost: each
+	// gets the next handler and returns the one that runs in its place
+	// (logging, metrics, a bridge's own redaction). It sees every call,
+	// unknown tools and arguments that do not fit included, and what the
+	// call returns before it becomes a result (an error is turned into a
+	// failed result after the middleware).
+	Middleware []Middleware
 	// Logger receives the bridge's own logs. nil: JSON lines on stderr at the
 	// level the host asks for, which the host re-levels under its logger.
 	// Never log to stdout: it carries the plugin handshake.
 	Logger hclog.Logger
+	// Namespace is the name the bridge has in the sandbox, for bridges that
+	// know it (a host's in-process bridges): messages then name a tool by
+	// its full path ("geo.teleport"). A plugin leaves it empty.
+	Namespace string
 }
 
-// Bridge is a set of tools that a host calls. Build one with NewBridge, add
-// tools with AddTool, and serve it from main with Serve. A Bridge is safe for
+// Middleware wraps the handler of every call of a bridge (see
+// Options.Middleware).
+type Middleware func(next ToolHandler) ToolHandler
+
+// Bridge is a set of tools that a host calls: the one tool engine of
+// parselbox. A plugin builds one with NewBridge, adds tools with AddTool,
+// and serves it from main with Serve; the host registers its in-process Go
+// values and its own discovery tools on one too. A Bridge is safe for
 // concurrent use: tools may be added while calls run (for example by
 // Options.Configure).
 type Bridge struct {
 	info   Info
 	opts   Options
 	logger hclog.Logger
+	call   ToolHandler // dispatch wrapped in the middleware
 
 	mu         sync.RWMutex
 	tools      map[string]*registeredTool
@@ -74,6 +95,10 @@ func NewBridge(info *Info, opts *Options) *Bridge {
 	b.logger = b.opts.Logger
 	if b.logger == nil {
 		b.logger = newStderrLogger(b.info.Name)
+	}
+	b.call = b.dispatch
+	for i := len(b.opts.Middleware) - 1; i >= 0; i-- {
+		b.call = b.opts.Middleware[i](b.call)
 	}
 	return b
 }
@@ -102,7 +127,7 @@ func (b *Bridge) AddNamespace(ns *NamespaceInfo) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for tool := range b.tools {
-		if ns.Path == tool || strings.HasPrefix(ns.Path, tool+".") {
+		if tool != "" && (ns.Path == tool || strings.HasPrefix(ns.Path, tool+".")) {
 			panic(fmt.Sprintf("sdk: AddNamespace %q: collides with tool %q (a name cannot be both a tool and a namespace)", ns.Path, tool))
 		}
 	}
@@ -119,36 +144,42 @@ func (b *Bridge) AddNamespace(ns *NamespaceInfo) {
 // optionally OutputSchema and Params) and whose handler decodes the
 // arguments itself; it is the building block for bridges whose tools are
 // only known at run time (from an OpenAPI document, an MCP server, ...).
-// Most bridges use the generic function AddTool instead. Adding a tool with
-// the name of an existing one replaces it. AddTool panics if the name is not
-// a valid dotted path, if it collides with a namespace (a tool "files" and a
-// tool "files.read"), or if InputSchema is set but is not a JSON object.
+// Most bridges use the generic function AddTool, or AddFunc, instead.
+// Adding a tool with the name of an existing one replaces it. AddTool panics
+// if the name is not a valid dotted path, if it collides with a namespace (a
+// tool "files" and a tool "files.read"), or if InputSchema is set but is not
+// a JSON object.
 func (b *Bridge) AddTool(t *Tool, h ToolHandler) {
 	info, err := t.info()
 	if err != nil {
 		panic(fmt.Sprintf("sdk: AddTool %q: %v", t.Name, err))
 	}
-	b.add(&registeredTool{info: info, handler: h})
+	if err := b.add(&registeredTool{info: info, handler: h}); err != nil {
+		panic("sdk: " + err.Error())
+	}
 }
 
-func (b *Bridge) add(rt *registeredTool) {
+func (b *Bridge) add(rt *registeredTool) error {
 	name := rt.info.Name
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for other := range b.tools {
-		if other != name && (strings.HasPrefix(other, name+".") || strings.HasPrefix(name, other+".")) {
-			panic(fmt.Sprintf("sdk: AddTool %q: collides with tool %q (a name cannot be both a tool and a namespace)", name, other))
+	if name != "" {
+		for other := range b.tools {
+			if other != "" && other != name && (strings.HasPrefix(other, name+".") || strings.HasPrefix(name, other+".")) {
+				return fmt.Errorf("AddTool %q: collides with tool %q (a name cannot be both a tool and a namespace)", name, other)
+			}
 		}
-	}
-	for _, ns := range b.namespaces {
-		if ns.Path == name || strings.HasPrefix(ns.Path, name+".") {
-			panic(fmt.Sprintf("sdk: AddTool %q: collides with namespace %q", name, ns.Path))
+		for _, ns := range b.namespaces {
+			if ns.Path == name || strings.HasPrefix(ns.Path, name+".") {
+				return fmt.Errorf("AddTool %q: collides with namespace %q", name, ns.Path)
+			}
 		}
 	}
 	if _, ok := b.tools[name]; !ok {
 		b.order = append(b.order, name)
 	}
 	b.tools[name] = rt
+	return nil
 }
 
 // RemoveTool removes a tool; it reports whether there was one.
@@ -169,7 +200,7 @@ func (b *Bridge) RemoveTool(name string) bool {
 }
 
 // Describe lists the bridge's namespaces and tools, tools in the order they
-// were added.
+// were added. The result is the caller's to change.
 func (b *Bridge) Describe(context.Context) (*Description, error) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
@@ -181,7 +212,7 @@ func (b *Bridge) Describe(context.Context) (*Description, error) {
 		Tools:       make([]ToolInfo, 0, len(b.order)),
 	}
 	for _, name := range b.order {
-		d.Tools = append(d.Tools, b.tools[name].info)
+		d.Tools = append(d.Tools, b.tools[name].info.Clone())
 	}
 	return d, nil
 }
@@ -197,33 +228,96 @@ func (b *Bridge) Configure(ctx context.Context, req *ConfigureRequest) error {
 	return b.opts.Configure(ctx, req)
 }
 
-// CallTool runs the named tool. Every failure of the tool is a result with
-// IsError set and a typed Error: an unknown tool is CodeNotFound, arguments
-// that do not fit are CodeInvalidArgument, a panic is CodeInternal carrying
-// the panic's message (the bridge stays up), and an error returned by the
-// handler keeps its code if it is a *ToolError (CodeInternal otherwise). The
-// error return is always nil.
-func (b *Bridge) CallTool(ctx context.Context, req *CallToolRequest) (res *CallToolResult, err error) {
+// CallTool runs the named tool through the middleware. Every failure of the
+// tool is a result with IsError set and a typed Error: an unknown tool is
+// CodeNotFound, arguments that do not fit are CodeInvalidArgument, a panic
+// is CodeInternal ("panic: ..."; the bridge stays up), a call whose context
+// is already done does not start (CodeCancelled or CodeTimeout), and an
+// error returned by the handler keeps its code if it is a *ToolError
+// (CodeInternal otherwise). CallTool returns an error only for a malformed
+// request: nil, or arguments that are not a JSON object (a *ToolError with
+// CodeInvalidArgument).
+func (b *Bridge) CallTool(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+	if req == nil {
+		return nil, errors.New("sdk: CallTool with a nil request")
+	}
+	res, err := b.call(ctx, req)
+	if err != nil {
+		var bad *malformedError
+		if errors.As(err, &bad) {
+			return nil, &ToolError{Code: CodeInvalidArgument, Message: bad.msg}
+		}
+		return ErrorResult(err), nil
+	}
+	if res == nil {
+		return &CallToolResult{Content: protocol.NullJSON}, nil
+	}
+	if len(res.Content) == 0 {
+		cp := *res
+		cp.Content = protocol.NullJSON
+		res = &cp
+	}
+	return res, nil
+}
+
+// dispatch finds and runs the tool; a panic fails the call.
+func (b *Bridge) dispatch(ctx context.Context, req *CallToolRequest) (res *CallToolResult, err error) {
 	b.mu.RLock()
 	rt := b.tools[req.Name]
 	b.mu.RUnlock()
 	if rt == nil {
-		return ErrorResult(Errorf(CodeNotFound, "tool %q not found", req.Name)), nil
+		return nil, Errorf(CodeNotFound, "%s", b.notFound(req.Name))
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	defer func() {
 		if r := recover(); r != nil {
 			b.logger.Error("tool panicked", "tool", req.Name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			res, err = ErrorResult(Errorf(CodeInternal, "tool %q panicked: %v", req.Name, r)), nil
+			res, err = nil, Errorf(CodeInternal, "panic: %v", r)
 		}
 	}()
-	res, err = rt.handler(ctx, req)
-	if err != nil {
-		return ErrorResult(err), nil
+	return rt.handler(ctx, req)
+}
+
+// path is the full dotted path of the tool named name, as messages show it.
+func (b *Bridge) path(name string) string {
+	switch {
+	case b.opts.Namespace == "":
+		return name
+	case name == "":
+		return b.opts.Namespace
 	}
-	if res == nil {
-		return &CallToolResult{Content: nullJSON}, nil
+	return b.opts.Namespace + "." + name
+}
+
+// notFound says that there is no tool name and, when a tool's name differs
+// from it only in case and "_" or "-" (Go's "GetWeather" for
+// "get_weather"), which one was meant.
+func (b *Bridge) notFound(name string) string {
+	msg := fmt.Sprintf("tool %q not found", b.path(name))
+	if name == "" {
+		return msg
 	}
-	return res, nil
+	want := looseName(name)
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	for _, other := range b.order {
+		if other != name && looseName(other) == want {
+			return msg + fmt.Sprintf(" (did you mean %q?)", b.path(other))
+		}
+	}
+	return msg
+}
+
+// looseName is a tool name without case, "_" and "-".
+func looseName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' {
+			return -1
+		}
+		return r
+	}, strings.ToLower(s))
 }
 
 // Shutdown runs Options.Shutdown.
@@ -234,21 +328,11 @@ func (b *Bridge) Shutdown(ctx context.Context) error {
 	return b.opts.Shutdown(ctx)
 }
 
-// newStderrLogger is the default logger of a bridge: JSON lines on the
-// process's stderr (as it is now, before go-plugin redirects os.Stderr), at
-// the level in LogLevelEnv, Info when unset.
-func newStderrLogger(name string) hclog.Logger {
-	level := hclog.LevelFromString(os.Getenv(LogLevelEnv))
-	if level == hclog.NoLevel {
-		level = hclog.Info
-	}
-	return hclog.New(&hclog.LoggerOptions{
-		Name:       name,
-		Level:      level,
-		Output:     os.Stderr,
-		JSONFormat: true,
-	})
-}
+// malformedError is a request that is no call at all (arguments that are
+// not a JSON object): CallTool returns it as an error, not as a result.
+type malformedError struct{ msg string }
+
+func (e *malformedError) Error() string { return e.msg }
 
 var (
 	_ BridgeServer = (*Bridge)(nil)

@@ -174,6 +174,9 @@ func TestCallTool(t *testing.T) {
 		want    string        // JSON content, when the call succeeds
 		code    sdk.ErrorCode // when it fails
 		message string        // substring of the failure's message
+		// A malformed request is no call: CallTool returns the failure as
+		// its error (a *sdk.ToolError), not as a result.
+		malformed bool
 	}{
 		"typed":               {name: "add", args: `{"a":1,"b":2}`, want: `3`},
 		"nested namespace":    {name: "files.remote.list", args: `{}`, want: `["a","b"]`},
@@ -181,17 +184,17 @@ func TestCallTool(t *testing.T) {
 		"no arguments":        {name: "files.remote.list", args: ``, want: `["a","b"]`},
 		"raw":                 {name: "raw", args: `{"z":1}`, want: `{"z":1}`},
 		"unknown tool":        {name: "nope", args: `{}`, code: sdk.CodeNotFound, message: `tool "nope" not found`},
-		"wrong type":          {name: "add", args: `{"a":"one","b":2}`, code: sdk.CodeInvalidArgument, message: `argument "a": got string, want integer`},
-		"wrong nested type":   {name: "files.read", args: `{"path":"x","opts":{"depth":"deep"}}`, code: sdk.CodeInvalidArgument, message: `argument "opts.depth": got string, want integer`},
+		"wrong type":          {name: "add", args: `{"a":"one","b":2}`, code: sdk.CodeInvalidArgument, message: `argument "a": expected integer, got string`},
+		"wrong nested type":   {name: "files.read", args: `{"path":"x","opts":{"depth":"deep"}}`, code: sdk.CodeInvalidArgument, message: `argument "opts": field "depth": expected integer, got string`},
 		"missing required":    {name: "add", args: `{"a":1}`, code: sdk.CodeInvalidArgument, message: `missing required argument "b"`},
-		"unknown argument":    {name: "add", args: `{"a":1,"b":2,"c":3}`, code: sdk.CodeInvalidArgument, message: `unknown argument "c"`},
-		"null for a string":   {name: "files.read", args: `{"path":null}`, code: sdk.CodeInvalidArgument, message: `argument "path": got null, want string`},
-		"nested null":         {name: "files.read", args: `{"path":"x","opts":{"depth":null}}`, code: sdk.CodeInvalidArgument, message: `argument "opts.depth": got null, want integer`},
-		"not an object":       {name: "add", args: `[1,2]`, code: sdk.CodeInvalidArgument, message: `arguments must be a JSON object, not an array`},
-		"not JSON":            {name: "add", args: `{`, code: sdk.CodeInvalidArgument, message: `not valid JSON`},
+		"unknown argument":    {name: "add", args: `{"a":1,"b":2,"c":3}`, code: sdk.CodeInvalidArgument, message: `unknown argument "c" (parameters: a, b)`},
+		"null for a string":   {name: "files.read", args: `{"path":null}`, code: sdk.CodeInvalidArgument, message: `argument "path": expected string, got null`},
+		"nested null":         {name: "files.read", args: `{"path":"x","opts":{"depth":null}}`, code: sdk.CodeInvalidArgument, message: `argument "opts": field "depth": expected integer, got null`},
+		"not an object":       {name: "add", args: `[1,2]`, code: sdk.CodeInvalidArgument, message: `arguments must be a JSON object, not an array`, malformed: true},
+		"not JSON":            {name: "add", args: `{`, code: sdk.CodeInvalidArgument, message: `not valid JSON`, malformed: true},
 		"plain error":         {name: "fail", args: `{"code":""}`, code: sdk.CodeInternal, message: "plain failure"},
 		"typed error":         {name: "fail", args: `{"code":"permission"}`, code: sdk.CodePermission, message: "wrapped: typed failure"},
-		"panic":               {name: "boom", args: `{}`, code: sdk.CodeInternal, message: `tool "boom" panicked: kaboom`},
+		"panic":               {name: "boom", args: `{}`, code: sdk.CodeInternal, message: `panic: kaboom`},
 		"fractional integer":  {name: "add", args: `{"a":1.5,"b":2}`, code: sdk.CodeInvalidArgument, message: `argument "a"`},
 		"extra on raw is ok":  {name: "raw", args: `{"q":1}`, want: `{"q":1}`},
 		"bytes and raw JSON":  {name: "bytes", args: `{"data":"aGk=","raw":[1,{"x":null}]}`, want: `{"data":"hi","raw":[1,{"x":null}]}`},
@@ -206,6 +209,13 @@ func TestCallTool(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
 					res, err := b.CallTool(t.Context(), &sdk.CallToolRequest{Name: tc.name, Arguments: json.RawMessage(tc.args)})
+					if tc.malformed {
+						var te *sdk.ToolError
+						if !errors.As(err, &te) || te.Code != tc.code || !strings.Contains(te.Message, tc.message) {
+							t.Errorf("CallTool = %+v, %v; want a %s error containing %q", res, err, tc.code, tc.message)
+						}
+						return
+					}
 					if err != nil {
 						t.Fatalf("CallTool: %v", err)
 					}
@@ -431,7 +441,6 @@ func TestAddToolPanics(t *testing.T) {
 	t.Parallel()
 	noop := func(context.Context, *sdk.CallToolRequest, empty) (any, error) { return nil, nil }
 	tests := map[string]func(b *sdk.Bridge){
-		"empty name":    func(b *sdk.Bridge) { sdk.AddTool(b, &sdk.Tool{}, noop) },
 		"empty segment": func(b *sdk.Bridge) { sdk.AddTool(b, &sdk.Tool{Name: "a..b"}, noop) },
 		"space":         func(b *sdk.Bridge) { sdk.AddTool(b, &sdk.Tool{Name: "a b"}, noop) },
 		"tool under a tool": func(b *sdk.Bridge) {

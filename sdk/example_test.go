@@ -68,9 +68,9 @@ func ExampleAddTool_invalidArguments() {
 		fmt.Printf("%s: %s\n", res.Error.Code, res.Error.Message)
 	}
 	// Output:
-	// invalid_argument: argument "name": got number, want string
+	// invalid_argument: argument "name": expected string, got number
 	// invalid_argument: missing required argument "name"
-	// invalid_argument: unknown argument "nmae"
+	// invalid_argument: unknown argument "nmae" (parameters: name)
 }
 
 // A tool fails with a typed error; the code becomes the Python exception

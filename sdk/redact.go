@@ -5,10 +5,12 @@ import (
 	"cmp"
 	"context"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,32 +25,37 @@ const Redacted = "[REDACTED]"
 // text, and are no secret anyway.
 const minSecret = 4
 
-// A Redactor removes a bridge's credentials from what the sandbox sees:
-// results, error messages, log lines and help text. A bridge never puts
-// its credentials there on purpose; a Redactor catches the server that
-// echoes them back (an error page quoting the Authorization header, a tool
-// that returns its environment, a stack trace on stderr).
+// A Redactor removes credentials from what the sandbox sees: results,
+// error messages, log lines and help text. The host runs everything a
+// bridge sends to the sandbox through one, built from the secrets it knows
+// (the configuration's and those the bridge reports: see
+// ConfigureRequest.AddSecrets); a bridge may run its calls through its own
+// too, as a second layer (see Middleware).
 //
-// Build one with NewRedactor from the secrets in the bridge's
-// configuration (SecretName, HeaderSecrets and URLSecrets find them), and
-// run every call through CallTool. A Redactor is immutable and safe for
+// A secret is found as it is and in its common encodings: inside a JSON
+// string (with any of the escapes encoders use), URL-encoded
+// (query and path escaping, upper- or lower-case hex), base64 and
+// base64url (whole, and at any of the three alignments it can have inside
+// a longer encoded payload: the part of the payload that encodes only the
+// secret's bytes), and hex (both cases). In a JSON document, bytes
+// ({"__b64__": "<base64>"}) are decoded, redacted and encoded again.
+//
+// Build one with NewRedactor. A Redactor is immutable and safe for
 // concurrent use. A nil *Redactor is valid and redacts nothing.
 type Redactor struct {
-	forms   []string // the secrets and their JSON encodings, longest first
+	forms   []string // every form of every secret, longest first
 	encoded [][]byte // the forms a secret takes inside a JSON string, longest first
 }
 
 // NewRedactor returns a Redactor of the given secrets. Each is trimmed of
 // surrounding white space; values shorter than 4 characters after that,
-// and repeats, are ignored. A secret is replaced as it is and as it appears
-// inside a JSON string (with the escapes of Go's encoder, with "<", ">"
-// and "&" unescaped, and with "/" escaped as "\/"); a secret that contains
-// another is replaced whole.
+// and repeats, are ignored. A secret that contains another is replaced
+// whole.
 func NewRedactor(secrets ...string) *Redactor {
 	r := &Redactor{}
 	var forms, encoded []string
 	add := func(list *[]string, v string) {
-		if !slices.Contains(*list, v) {
+		if v != "" && !slices.Contains(*list, v) {
 			*list = append(*list, v)
 		}
 	}
@@ -62,6 +69,13 @@ func NewRedactor(secrets ...string) *Redactor {
 			add(&forms, e)
 			add(&encoded, e)
 		}
+		for _, e := range encodedForms(s) {
+			add(&forms, e)
+			add(&encoded, e)
+			if strings.Contains(e, "/") {
+				add(&encoded, strings.ReplaceAll(e, "/", `\/`))
+			}
+		}
 	}
 	longestFirst := func(a, b string) int { return cmp.Compare(len(b), len(a)) }
 	slices.SortStableFunc(forms, longestFirst)
@@ -71,6 +85,54 @@ func NewRedactor(secrets ...string) *Redactor {
 		r.encoded = append(r.encoded, []byte(e))
 	}
 	return r
+}
+
+// minCore is the shortest part of a base64 payload taken as a secret's
+// encoding when the secret is not aligned with the payload's groups:
+// shorter runs would match unrelated data.
+const minCore = 8
+
+// encodedForms returns the forms of s in the encodings a server or a tool
+// may put it in (see Redactor), other than as it is.
+func encodedForms(s string) []string {
+	var out []string
+	for _, e := range []string{url.QueryEscape(s), url.PathEscape(s)} {
+		if e != s {
+			out = append(out, e, lowerPercent(e))
+		}
+	}
+	b := []byte(s)
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+		out = append(out, enc.EncodeToString(b))
+		raw := enc.WithPadding(base64.NoPadding)
+		for d := range 3 {
+			n := (len(b) - d) / 3 * 3
+			if n <= 0 {
+				continue
+			}
+			if core := raw.EncodeToString(b[d : d+n]); len(core) >= minCore {
+				out = append(out, core)
+			}
+		}
+	}
+	h := hex.EncodeToString(b)
+	return append(out, h, strings.ToUpper(h))
+}
+
+// lowerPercent writes the hex digits of s's percent escapes in lower case.
+func lowerPercent(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '%' && i+2 < len(s) {
+			b.WriteByte('%')
+			b.WriteString(strings.ToLower(s[i+1 : i+3]))
+			i += 2
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // jsonForms returns the ways an encoder writes s inside a JSON string,
@@ -110,7 +172,8 @@ func (r *Redactor) Redact(s string) string {
 
 // RedactJSON returns the JSON document doc with every secret in its strings
 // (keys included) replaced by Redacted, and a number that holds a secret
-// turned into the redacted string. A document without secrets is returned
+// turned into the redacted string. Bytes ({"__b64__": "<base64>"}) are
+// decoded and redacted as bytes, then encoded again. A document without secrets is returned
 // as it is. Another encoder may escape a string differently from Go ("\/",
 // "\u0041"), so a document that has such escapes is decoded, and rewritten
 // (compactly, keeping the order of keys and the text of numbers) when a
@@ -118,6 +181,9 @@ func (r *Redactor) Redact(s string) string {
 func (r *Redactor) RedactJSON(doc json.RawMessage) json.RawMessage {
 	if r == nil || len(r.forms) == 0 || len(doc) == 0 {
 		return doc
+	}
+	if bytes.Contains(doc, bytesMarker) {
+		doc = r.redactBytesValues(doc)
 	}
 	if out, hit := replaceAll(doc, r.encoded); hit {
 		if !json.Valid(out) {
@@ -144,6 +210,46 @@ func (r *Redactor) decoded(doc json.RawMessage) json.RawMessage {
 		return out
 	}
 	return doc
+}
+
+var (
+	bytesMarker = []byte(`"` + BytesKey + `"`)
+	// bytesValue matches an object {"__b64__": "<base64>"} in a JSON
+	// document. It cannot match inside a JSON string: a quote there is
+	// escaped, and only white space may stand between "{" and the key.
+	bytesValue = regexp.MustCompile(`\{\s*"` + BytesKey + `"\s*:\s*"([A-Za-z0-9+/=]*)"\s*\}`)
+)
+
+// redactBytesValues redacts the bytes inside doc's {"__b64__": ...}
+// objects.
+func (r *Redactor) redactBytesValues(doc json.RawMessage) json.RawMessage {
+	return bytesValue.ReplaceAllFunc(doc, func(m []byte) []byte {
+		b64 := bytesValue.FindSubmatch(m)[1]
+		data, err := base64.StdEncoding.DecodeString(string(b64))
+		if err != nil {
+			return m // redacted as text afterwards
+		}
+		red := r.RedactBytes(data)
+		if bytes.Equal(red, data) {
+			return m
+		}
+		return []byte(`{"` + BytesKey + `":"` + base64.StdEncoding.EncodeToString(red) + `"}`)
+	})
+}
+
+// RedactBytes returns b with every secret, in any of its forms, replaced by
+// Redacted; b itself when it holds none.
+func (r *Redactor) RedactBytes(b []byte) []byte {
+	if r == nil {
+		return b
+	}
+	out := b
+	for _, v := range r.forms {
+		if bytes.Contains(out, []byte(v)) {
+			out = bytes.ReplaceAll(out, []byte(v), []byte(Redacted))
+		}
+	}
+	return out
 }
 
 // replaceAll replaces each of olds in doc by Redacted; hit reports whether
@@ -282,14 +388,9 @@ func (s redactingSink) Progress(progress, total float64, message string) {
 // sandbox: the log lines and progress messages it reports (call gets a
 // copy of req whose Events redact), the result's Content (RedactJSON) and
 // Error.Message, and the error returned (RedactError). A panic in call is
-// raised again with its value as a redacted string. A bridge's CallTool
-// method wraps its *Bridge with it:
-//
-//	func (b *myBridge) CallTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-//		return b.redactor.CallTool(ctx, req, b.Bridge.CallTool)
-//	}
-//
-// With a nil *Redactor, CallTool is call(ctx, req).
+// raised again with its value as a redacted string. Middleware wraps a
+// bridge's every call with it. With a nil *Redactor, CallTool is
+// call(ctx, req).
 func (r *Redactor) CallTool(ctx context.Context, req *CallToolRequest,
 	call func(context.Context, *CallToolRequest) (*CallToolResult, error),
 ) (*CallToolResult, error) {
@@ -316,6 +417,21 @@ func (r *Redactor) CallTool(ctx context.Context, req *CallToolRequest,
 		res = &cp
 	}
 	return res, r.RedactError(err)
+}
+
+// Middleware returns the middleware that runs every call of a bridge
+// through the redactor that current returns then (the configuration's, which
+// a bridge keeps as it changes):
+//
+//	b := sdk.NewBridge(info, &sdk.Options{
+//		Middleware: []sdk.Middleware{sdk.RedactMiddleware(func() *sdk.Redactor { return myRedactor.Load() })},
+//	})
+func RedactMiddleware(current func() *Redactor) Middleware {
+	return func(next ToolHandler) ToolHandler {
+		return func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+			return current().CallTool(ctx, req, next)
+		}
+	}
 }
 
 // secretWords are the parts of a name (of a header, query parameter or

@@ -202,7 +202,7 @@ func TestRedactorCallTool(t *testing.T) {
 
 	for name, want := range map[string]*sdk.ToolError{
 		"fail":  {Code: sdk.CodePermission, Message: "key [REDACTED] revoked"},
-		"panic": {Code: sdk.CodeInternal, Message: `tool "panic" panicked: bad key [REDACTED]`},
+		"panic": {Code: sdk.CodeInternal, Message: `panic: bad key [REDACTED]`},
 	} {
 		res, err := r.CallTool(t.Context(), &sdk.CallToolRequest{Name: name}, b.CallTool)
 		if err != nil || !res.IsError {

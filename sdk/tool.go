@@ -6,10 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"reflect"
-	"regexp"
-	"slices"
 	"strings"
 	"unicode"
 
@@ -19,20 +16,23 @@ import (
 // Tool declares a tool of a bridge.
 type Tool struct {
 	// Name is the tool's dotted path within the bridge: "greet", or
-	// "files.read" for a tool in the nested namespace "files".
+	// "files.read" for a tool in the nested namespace "files". The empty
+	// name is the namespace itself: the tool is called as ns(...) in Python.
 	Name string
 	// Description is the tool's doc string, shown by help() in Python.
 	Description string
 	// InputSchema is the JSON Schema of the arguments, an object schema whose
-	// properties are the parameters. The generic AddTool derives it from the
-	// handler's input type when it is nil.
+	// properties are the parameters. AddTool and AddFunc derive it from the
+	// Go types when it is nil; given to AddTool, it replaces the derived one
+	// and the arguments are validated against it.
 	InputSchema json.RawMessage
-	// OutputSchema is the JSON Schema of the result. The generic AddTool
-	// derives it from the handler's output type when it is nil.
+	// OutputSchema is the JSON Schema of the result. AddTool and AddFunc
+	// derive it from the result's Go type when it is nil.
 	OutputSchema json.RawMessage
 	// Params lists the parameter names in order, for positional arguments
 	// from Python. When nil it is the order of InputSchema's properties: the
-	// field order of the input struct for the generic AddTool.
+	// field order of the input struct for AddTool. For AddFunc it names the
+	// function's parameters (see AddFunc).
 	Params []string
 }
 
@@ -42,7 +42,7 @@ type Tool struct {
 type ToolHandler func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error)
 
 // ToolHandlerFor runs a tool with typed arguments. In is decoded from the
-// call's JSON arguments and validated against its schema before the handler
+// call's JSON arguments and checked against its schema before the handler
 // runs; Out is encoded as the result's JSON.
 //
 // Inside the handler, ctx is cancelled when the call is cancelled,
@@ -53,12 +53,12 @@ type ToolHandler func(ctx context.Context, req *CallToolRequest) (*CallToolResul
 // CodeInternal.
 type ToolHandlerFor[In, Out any] func(ctx context.Context, req *CallToolRequest, in In) (Out, error)
 
-// AddTool adds a tool with typed arguments and result to b. The input schema
-// is derived from In, which must be a struct (or a map with string keys):
-// its fields are the parameters, in field order, named by their `json` tags;
-// a `jsonschema:"..."` tag is the parameter's description; fields without
-// omitempty or omitzero are required. The output schema is derived from Out.
-// t.InputSchema and t.OutputSchema, when set, replace the derived schemas.
+// AddTool adds a tool with typed arguments and result to b. In must be a
+// struct (or a map with string keys): its fields are the parameters, in
+// field order, named by their `json` tags (see the package documentation
+// for the rules: descriptions, required fields, defaults). The output
+// schema is derived from Out. t.InputSchema and t.OutputSchema, when set,
+// replace the derived schemas.
 //
 // AddTool panics if t.Name is not a valid dotted path, collides with another
 // tool or namespace, or if a schema cannot be derived from In or Out: these
@@ -68,26 +68,34 @@ func AddTool[In, Out any](b *Bridge, t *Tool, h ToolHandlerFor[In, Out]) {
 	if err != nil {
 		panic(fmt.Sprintf("sdk: AddTool %q: %v", t.Name, err))
 	}
-	b.add(rt)
+	if err := b.add(rt); err != nil {
+		panic("sdk: " + err.Error())
+	}
 }
 
 func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*registeredTool, error) {
-	in, err := inputSchema[In](t.InputSchema)
+	in := reflect.TypeFor[In]()
+	var sig *signature
+	var err error
+	switch {
+	case t.InputSchema != nil:
+		sig, err = explicitSignature(t.InputSchema)
+	case isObject(in):
+		sig, err = objectSignature(in)
+	case in.Kind() == reflect.Map && in.Key().Kind() == reflect.String:
+		sig, err = mapSignature(in)
+	default:
+		return nil, fmt.Errorf("input type %s must be a struct or a map with string keys", in)
+	}
 	if err != nil {
 		return nil, err
 	}
-	resolved, err := in.Resolve(nil)
-	if err != nil {
-		return nil, fmt.Errorf("resolving input schema: %w", err)
-	}
 	tt := *t
 	if tt.InputSchema == nil {
-		if tt.InputSchema, err = json.Marshal(in); err != nil {
-			return nil, fmt.Errorf("encoding input schema: %w", err)
-		}
+		tt.InputSchema = sig.schema
 	}
 	if tt.OutputSchema == nil {
-		out, err := jsonschema.For[Out](schemaOptions())
+		out, err := jsonschema.ForType(reflect.TypeFor[Out](), schemaOptions())
 		if err != nil {
 			return nil, fmt.Errorf("deriving output schema: %w", err)
 		}
@@ -99,63 +107,86 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*registeredT
 	if err != nil {
 		return nil, err
 	}
-	args := &arguments{schema: in, resolved: resolved, strict: isFalseSchema(in.AdditionalProperties)}
 	handler := func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
 		var v In
-		if err := args.decode(req.Arguments, &v); err != nil {
+		if err := sig.decodeInto(req.Arguments, reflect.ValueOf(&v).Elem()); err != nil {
 			return nil, err
 		}
 		out, err := h(ctx, req, v)
 		if err != nil {
 			return nil, err
 		}
-		content, err := json.Marshal(out)
-		if err != nil {
-			return nil, Errorf(CodeInternal, "encoding the result of tool %q: %v", req.Name, err)
-		}
-		return &CallToolResult{Content: content}, nil
+		return encodeResult(out)
 	}
 	return &registeredTool{info: info, handler: handler}, nil
 }
 
-// inputSchema derives the schema of In, or parses override when set.
-func inputSchema[In any](override json.RawMessage) (*jsonschema.Schema, error) {
-	if override != nil {
-		s := new(jsonschema.Schema)
-		if err := json.Unmarshal(override, s); err != nil {
-			return nil, fmt.Errorf("parsing InputSchema: %w", err)
-		}
-		return s, nil
+// AddFunc adds a Go function as a tool: its parameters, decoded from the
+// call's JSON arguments, and its results are those of fn, found by
+// reflection. It is how the host turns the methods of in-process Go values
+// into tools; a bridge may use it for plain functions too:
+//
+//	b.AddFunc(&sdk.Tool{Name: "add", Params: []string{"a", "b"}}, func(a, b int) int { return a + b })
+//
+// fn's parameters are, in order: an optional context.Context (the call's,
+// carrying req: see RequestFromContext); an optional *CallToolRequest; then
+// either one struct or *struct, a parameter object whose fields are the
+// parameters as for AddTool, or any number of plain parameters, named by
+// t.Params (arg0, arg1, … when nil). Naming a lone struct makes it one
+// parameter of that name. A variadic last parameter takes the remaining
+// positional arguments from Python, and may be left out. fn returns
+// nothing, a value, an error, or a value and an error; a func of the shape
+// of ToolHandler reads req.Arguments itself. t.InputSchema must be nil: it
+// is derived; t.OutputSchema is derived when nil, and left out when the
+// result's type has none.
+//
+// AddFunc returns an error, saying what does not fit, when fn has none of
+// these shapes or a parameter has no JSON Schema.
+func (b *Bridge) AddFunc(t *Tool, fn any) error {
+	if t.InputSchema != nil {
+		return errors.New("AddFunc derives the input schema from fn: leave Tool.InputSchema nil")
 	}
-	s, err := jsonschema.For[In](schemaOptions())
+	f := reflect.ValueOf(fn)
+	if f.Kind() != reflect.Func || f.IsNil() {
+		return fmt.Errorf("%T is not a func", fn)
+	}
+	sig, err := funcSignature(f, t.Params)
 	if err != nil {
-		return nil, fmt.Errorf("deriving input schema: %w", err)
+		return err
 	}
-	if s.Type != "object" && !(len(s.Types) == 2 && s.Types[1] == "object") {
-		var in In
-		return nil, fmt.Errorf("input type %T must be a struct or a map with string keys", in)
+	tt := *t
+	tt.InputSchema = sig.schema
+	tt.Params = nil
+	if tt.OutputSchema == nil {
+		tt.OutputSchema = sig.outputSchema
 	}
-	return s, nil
+	info, err := tt.info()
+	if err != nil {
+		return err
+	}
+	info.Variadic = sig.variadic
+	return b.add(&registeredTool{info: info, handler: sig.call})
 }
 
 // schemaOptions corrects jsonschema-go for types that encoding/json treats
-// specially: json.RawMessage is any JSON value, and []byte is a base64
-// string (not an array of integers).
+// specially: json.RawMessage is any JSON value, []byte is a base64 string
+// (not an array of integers), and Duration and Secret are what they decode
+// from.
 func schemaOptions() *jsonschema.ForOptions {
 	return &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
 		reflect.TypeFor[json.RawMessage](): {},
 		reflect.TypeFor[[]byte]():          {Types: []string{"null", "string"}, ContentEncoding: "base64"},
+		reflect.TypeFor[Duration]():        {Types: []string{"number", "string"}, Description: `seconds, or a duration such as "30s"`},
+		reflect.TypeFor[Secret]():          {Type: "string"},
 	}}
-}
-
-func isFalseSchema(s *jsonschema.Schema) bool {
-	return s != nil && s.Not != nil && reflect.ValueOf(*s.Not).IsZero()
 }
 
 // info checks t and fills in what is derived from it.
 func (t *Tool) info() (ToolInfo, error) {
-	if err := checkPath(t.Name); err != nil {
-		return ToolInfo{}, err
+	if t.Name != "" {
+		if err := checkPath(t.Name); err != nil {
+			return ToolInfo{}, err
+		}
 	}
 	in := t.InputSchema
 	if in == nil {
@@ -166,7 +197,7 @@ func (t *Tool) info() (ToolInfo, error) {
 		return ToolInfo{}, fmt.Errorf("InputSchema: %w", err)
 	}
 	params := t.Params
-	if params == nil {
+	if params == nil && len(props) > 0 {
 		params = props
 	}
 	return ToolInfo{
@@ -223,181 +254,26 @@ func checkPath(path string) error {
 	return nil
 }
 
-// arguments decodes and validates the arguments of a typed tool.
-type arguments struct {
-	schema   *jsonschema.Schema
-	resolved *jsonschema.Resolved
-	strict   bool // unknown arguments are refused
+// encodeResult is a handler's value as a result: JSON without HTML
+// escaping, or the *CallToolResult itself when the handler built one.
+func encodeResult(v any) (*CallToolResult, error) {
+	if r, ok := v.(*CallToolResult); ok && r != nil {
+		return r, nil
+	}
+	content, err := encodeJSON(v)
+	if err != nil {
+		return nil, Errorf(CodeInternal, "encoding result: %v", err)
+	}
+	return &CallToolResult{Content: content}, nil
 }
 
-var emptyObject = json.RawMessage(`{}`)
-
-// decode fills v from the JSON object raw. Its errors are *ToolError with
-// CodeInvalidArgument, naming the argument that does not fit.
-func (a *arguments) decode(raw json.RawMessage, v any) error {
-	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		raw = emptyObject
+// encodeJSON marshals v as JSON, without escaping HTML.
+func encodeJSON(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
 	}
-	var generic any
-	if err := json.Unmarshal(raw, &generic); err != nil {
-		return Errorf(CodeInvalidArgument, "arguments are not valid JSON: %v", err)
-	}
-	obj, ok := generic.(map[string]any)
-	if !ok {
-		return Errorf(CodeInvalidArgument, "arguments must be a JSON object, not %s", jsonKind(generic))
-	}
-	for _, name := range a.schema.Required {
-		if _, ok := obj[name]; !ok {
-			return Errorf(CodeInvalidArgument, "missing required argument %q", name)
-		}
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if a.strict {
-		dec.DisallowUnknownFields()
-	}
-	if err := dec.Decode(v); err != nil {
-		return decodeError(err, func() string { return a.culprit(obj, v) })
-	}
-	if err := a.resolved.Validate(generic); err != nil {
-		return schemaError(err)
-	}
-	return nil
-}
-
-// culprit finds the argument that does not decode into v's type, by
-// decoding each argument alone; "" if none does alone.
-func (a *arguments) culprit(obj map[string]any, v any) string {
-	names := slices.Sorted(maps.Keys(obj))
-	for _, name := range names {
-		one, err := json.Marshal(map[string]any{name: obj[name]})
-		if err != nil {
-			continue
-		}
-		if json.Unmarshal(one, reflect.New(reflect.TypeOf(v).Elem()).Interface()) != nil {
-			return name
-		}
-	}
-	return ""
-}
-
-// decodeError turns an encoding/json error into a message naming the field;
-// culprit finds the field when the error does not say.
-func decodeError(err error, culprit func() string) error {
-	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &typeErr) {
-		if typeErr.Field == "" {
-			return Errorf(CodeInvalidArgument, "arguments: got %s, want %s", typeErr.Value, goKind(typeErr.Type))
-		}
-		return Errorf(CodeInvalidArgument, "argument %q: got %s, want %s", typeErr.Field, typeErr.Value, goKind(typeErr.Type))
-	}
-	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return Errorf(CodeInvalidArgument, "unknown argument %s", name)
-	}
-	msg := strings.TrimPrefix(err.Error(), "json: ")
-	if name := culprit(); name != "" {
-		return Errorf(CodeInvalidArgument, "argument %q: %s", name, msg)
-	}
-	return Errorf(CodeInvalidArgument, "arguments: %s", msg)
-}
-
-// schemaError turns a jsonschema-go validation error, a chain of
-// "validating /properties/a/properties/b: ..." wrappers, into a message that
-// names the argument ("opts.depth") and the innermost cause.
-func schemaError(err error) error {
-	msg, path := err.Error(), ""
-	for {
-		rest, ok := strings.CutPrefix(msg, "validating ")
-		if !ok {
-			break
-		}
-		loc, cause, ok := strings.Cut(rest, ": ")
-		if !ok {
-			break
-		}
-		path, msg = loc, cause
-	}
-	if m := typeMismatch.FindStringSubmatch(msg); m != nil {
-		msg = fmt.Sprintf("got %s, want %s", m[1], strings.ReplaceAll(m[2], `"`, ""))
-	}
-	var arg []string
-	for seg := range strings.SplitSeq(path, "/") {
-		switch seg {
-		case "", "root", "properties":
-		case "items", "prefixItems":
-			if len(arg) > 0 {
-				arg[len(arg)-1] += "[]"
-			}
-		default:
-			arg = append(arg, seg)
-		}
-	}
-	if len(arg) == 0 {
-		return Errorf(CodeInvalidArgument, "arguments do not match the tool's schema: %s", msg)
-	}
-	return Errorf(CodeInvalidArgument, "argument %q: %s", strings.Join(arg, "."), msg)
-}
-
-var typeMismatch = regexp.MustCompile(`^type: .* has type "(\w+)", want (.*)$`)
-
-// goKind names the JSON type that a Go type decodes from.
-func goKind(t reflect.Type) string {
-	if t == nil {
-		return "a value"
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.String:
-		return "string"
-	case reflect.Bool:
-		return "boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return "integer"
-	case reflect.Float32, reflect.Float64:
-		return "number"
-	case reflect.Slice, reflect.Array:
-		return "array"
-	case reflect.Map, reflect.Struct:
-		return "object"
-	}
-	return t.String()
-}
-
-// jsonKind names the JSON type of a value decoded into any.
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "a boolean"
-	case float64:
-		return "a number"
-	case string:
-		return "a string"
-	case []any:
-		return "an array"
-	}
-	return "an object"
-}
-
-var nullJSON = json.RawMessage("null")
-
-// ErrorResult returns the failed result for err: a *ToolError (anywhere in
-// err's chain) keeps its code, context.Canceled becomes CodeCancelled,
-// context.DeadlineExceeded CodeTimeout, and anything else CodeInternal. The
-// message is err's.
-func ErrorResult(err error) *CallToolResult {
-	te := &ToolError{Code: CodeInternal, Message: err.Error()}
-	var typed *ToolError
-	switch {
-	case errors.As(err, &typed):
-		te.Code = typed.Code
-	case errors.Is(err, context.Canceled):
-		te.Code = CodeCancelled
-	case errors.Is(err, context.DeadlineExceeded):
-		te.Code = CodeTimeout
-	}
-	return &CallToolResult{Content: nullJSON, IsError: true, Error: te}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

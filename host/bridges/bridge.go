@@ -38,6 +38,9 @@ type bridge struct {
 	lastErr error           // why the bridge last failed
 	closed  bool
 
+	envSecrets []string                     // the values of the variables passed to the plugin
+	redactor   atomic.Pointer[sdk.Redactor] // of the configuration's secrets and the plugin's
+
 	starting chan struct{} // one (re)start at a time; ctx-aware lock
 }
 
@@ -77,7 +80,7 @@ func (in *instance) stop(ctx context.Context) error {
 }
 
 func newBridge(m *Manager, name string, cfg Config, config json.RawMessage) *bridge {
-	return &bridge{
+	b := &bridge{
 		m:        m,
 		name:     name,
 		cfg:      cfg,
@@ -87,6 +90,55 @@ func newBridge(m *Manager, name string, cfg Config, config json.RawMessage) *bri
 		host:     m.opts.Host,
 		starting: make(chan struct{}, 1),
 	}
+	for _, name := range cfg.Env {
+		if v, ok := os.LookupEnv(name); ok && SecretEnv(name, v) {
+			b.envSecrets = append(b.envSecrets, v)
+		}
+	}
+	b.setSecrets(nil)
+	return b
+}
+
+// SecretEnv reports whether the value of an environment variable passed to
+// a bridge is taken as a secret, kept out of everything the bridge sends to
+// the sandbox: when its name says it is a credential (sdk.SecretName), or
+// when it is at least 8 characters long and the variable is none of the
+// usual settings (PATH, HOME, LANG, LC_*, TZ, ...). Short values of other
+// names ("1", "true", "eu") would blank out ordinary text.
+func SecretEnv(name, value string) bool {
+	if sdk.SecretName(name) {
+		return true
+	}
+	switch name {
+	case "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TERM", "TMPDIR", "PWD", "NODE_ENV", "GORACE":
+		return false
+	}
+	return !strings.HasPrefix(name, "LC_") && len(strings.TrimSpace(value)) >= 8
+}
+
+// setSecrets makes the bridge's redactor: the configuration's secrets, the
+// values passed in its environment, and reported (by the plugin's
+// Configure).
+func (b *bridge) setSecrets(reported []string) {
+	all := slices.Concat(b.cfg.Secrets, b.envSecrets, reported)
+	b.redactor.Store(sdk.NewRedactor(all...))
+}
+
+// Redactor returns the redactor of the bridge's secrets: the host's router
+// removes them from everything the bridge sends to the sandbox
+// (router.Secrets).
+func (b *bridge) Redactor() *sdk.Redactor { return b.redactor.Load() }
+
+// Pid returns the process id of the bridge's current plugin process; 0 when
+// there is none.
+func (b *bridge) Pid() int {
+	b.mu.Lock()
+	in := b.inst
+	b.mu.Unlock()
+	if in == nil || !in.alive() {
+		return 0
+	}
+	return in.proc.Pid()
 }
 
 // install makes in the current instance, unless the bridge was closed.
@@ -138,16 +190,19 @@ func (b *bridge) Configure(ctx context.Context, req *sdk.ConfigureRequest) error
 	if host == nil {
 		host = b.m.opts.Host
 	}
-	err = in.rpc.Configure(ctx, &sdk.ConfigureRequest{Config: cfg, Host: host})
+	creq := &sdk.ConfigureRequest{Config: cfg, Host: host}
+	err = in.rpc.Configure(ctx, creq)
 	if errors.Is(err, wire.ErrUnavailable) {
 		return b.lost(in, "while being configured", err)
 	}
 	if err != nil {
-		return fmt.Errorf("bridge %q: %w: %w", b.name, ErrInvalidConfig, err)
+		return fmt.Errorf("bridge %q: %w: %w", b.name, ErrInvalidConfig, configError(err))
 	}
 	b.mu.Lock()
 	b.config, b.host = cfg, host
 	b.mu.Unlock()
+	b.setSecrets(creq.Secrets())
+	req.AddSecrets(creq.Secrets()...)
 	return nil
 }
 
@@ -328,6 +383,7 @@ func (b *bridge) launch(ctx context.Context) (*instance, error) {
 		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: opts.SocketDir},
 		SkipHostEnv:      true,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		GRPCDialOptions:  wire.DialOptions(),
 		AutoMTLS:         opts.AutoMTLS,
 		StartTimeout:     opts.StartTimeout,
 		Logger:           b.log,
@@ -355,15 +411,32 @@ func (b *bridge) launch(ctx context.Context) (*instance, error) {
 	b.mu.Lock()
 	config, host := b.config, b.host
 	b.mu.Unlock()
-	if err := in.rpc.Configure(ctx, &sdk.ConfigureRequest{Config: config, Host: host}); err != nil {
+	creq := &sdk.ConfigureRequest{Config: config, Host: host}
+	if err := in.rpc.Configure(ctx, creq); err != nil {
 		in.kill()
 		if errors.Is(err, wire.ErrUnavailable) {
 			return nil, fmt.Errorf("plugin %s exited while being configured: %w", path, err)
 		}
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, configError(err))
 	}
+	b.setSecrets(creq.Secrets())
 	b.log.Info("bridge started", logKeyPath, path, logKeyPid, proc.Pid(), logKeyDuration, time.Since(started))
 	return in, nil
+}
+
+// configError is the error of a bridge that rejects its configuration, as
+// a *sdk.ConfigError: the bridge's own (naming the key), or one for the
+// whole block with the message of any other failure.
+func configError(err error) error {
+	var ce *sdk.ConfigError
+	if errors.As(err, &ce) {
+		return ce
+	}
+	var te *sdk.ToolError
+	if errors.As(err, &te) {
+		return &sdk.ConfigError{Message: te.Message}
+	}
+	return err
 }
 
 // startClient starts the plugin (go-plugin's handshake), giving up when ctx
@@ -432,4 +505,7 @@ func (b *bridge) stop(ctx context.Context) error {
 var (
 	_ sdk.BridgeServer = (*bridge)(nil)
 	_ sdk.Shutdowner   = (*bridge)(nil)
+	_ interface {
+		Redactor() *sdk.Redactor
+	} = (*bridge)(nil)
 )

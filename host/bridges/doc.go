@@ -17,11 +17,20 @@
 // pinned by sha256. It is looked up (and checked) again at every start, so
 // swapping it needs no rebuild of the host.
 //
-// Each plugin runs in its own process group, is SIGKILLed by the kernel if
-// the host dies (Pdeathsig, Linux), gets none of the host's environment but
-// the variables its configuration names, and talks to the host over unix
-// sockets in a private 0700 directory. Only the gRPC protocol is accepted.
-// Its stderr (hclog JSON) is re-levelled under the host's logger.
+// Each plugin runs in its own process group (sdk/procgroup), is SIGKILLed
+// by the kernel if the host dies (Pdeathsig, Linux), gets none of the host's
+// environment but the variables its configuration names, and talks to the
+// host over unix sockets in a private 0700 directory (internal/wire speaks
+// the protocol). Only the gRPC protocol is accepted. Its stderr (hclog
+// JSON) is re-levelled under the host's logger. Manager.Pid and the
+// bridge's Pid give its process id.
+//
+// A bridge knows its secrets: the values of the variables passed to it
+// (SecretEnv), Config.Secrets, and what the plugin
+// reports from Configure (sdk.ConfigureRequest.AddSecrets). Its Redactor
+// holds them; the host's router removes them from everything the bridge
+// sends to the sandbox. A configuration the plugin rejects is an error
+// wrapping ErrInvalidConfig and a *sdk.ConfigError naming the key.
 //
 // A plugin that crashes fails the calls in flight with an error naming the
 // bridge (wrapping ErrBridgeShutdown, and a *sdk.ToolError with

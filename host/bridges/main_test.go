@@ -63,6 +63,11 @@ type testConfig struct {
 	ShutdownFile string `json:"shutdown_file,omitempty"` // written by Shutdown
 	HangShutdown bool   `json:"hang_shutdown,omitempty"` // Shutdown never returns
 	Value        string `json:"value,omitempty"`         // returned by the tool config
+	// Servers are checked with sdk.DecodeConfig: an unknown key in one is
+	// a *sdk.ConfigError naming it.
+	Servers []struct {
+		URL string `json:"url"`
+	} `json:"servers,omitempty"`
 }
 
 func newTestBridge() *sdk.Bridge {
@@ -75,9 +80,9 @@ func newTestBridge() *sdk.Bridge {
 	)
 	b := sdk.NewBridge(&sdk.Info{Name: "testbridge", Version: "v0.0.1"}, &sdk.Options{
 		Configure: func(ctx context.Context, req *sdk.ConfigureRequest) error {
-			var c testConfig
-			if err := json.Unmarshal(req.Config, &c); err != nil {
-				return sdk.Errorf(sdk.CodeInvalidArgument, "decoding config: %v", err)
+			c, err := sdk.DecodeConfig[testConfig](req)
+			if err != nil {
+				return err
 			}
 			if c.Reject != "" {
 				return sdk.Errorf(sdk.CodeInvalidArgument, "%s", c.Reject)

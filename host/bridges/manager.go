@@ -64,8 +64,8 @@ type Options struct {
 	MaxRestartDelay time.Duration
 }
 
-// Config declares one bridge. It has the fields of host.BridgeConfig, so a
-// host.BridgeConfig converts to it: bridges.Config(cfg).
+// Config declares one bridge: the fields of host.BridgeConfig, and the
+// secrets the host knows in its configuration.
 type Config struct {
 	// Plugin names the plugin: "greeter" is the binary
 	// parselbox-bridge-greeter in the plugin directories; a value containing
@@ -81,6 +81,11 @@ type Config struct {
 	// Dir is the plugin's working directory, against which relative paths in
 	// its configuration resolve. Empty: the host's.
 	Dir string
+	// Secrets are values in Config that the host knows to be credentials
+	// (an MCP server's env and headers). The bridge's Redactor removes
+	// them, the values of the Env variables passed to the plugin, and what
+	// the plugin reports from Configure.
+	Secrets []string
 }
 
 // Manager starts bridge plugins and keeps them running: it restarts a
@@ -125,12 +130,14 @@ func NewManager(opts Options) *Manager {
 // Start starts the bridge name's plugin, configures it with cfg.Config, and
 // returns the bridge. The returned value routes calls to the plugin process,
 // restarting it (and configuring it again) on the next call after a crash.
-// It also implements sdk.Shutdowner.
+// It also implements sdk.Shutdowner, router.Secrets (Redactor: the
+// bridge's secrets) and Pid.
 //
 // Errors name the bridge: `bridge "NAME": invalid configuration: ...` for a
-// configuration that the manager or the bridge rejects (ErrInvalidConfig),
-// and ErrPluginNotFound, ErrChecksumMismatch and ErrIncompatible for
-// plugins that cannot be used.
+// configuration that the manager or the bridge rejects (ErrInvalidConfig;
+// when the bridge rejects its config block, the error also is a
+// *sdk.ConfigError naming the key, for errors.As), and ErrPluginNotFound,
+// ErrChecksumMismatch and ErrIncompatible for plugins that cannot be used.
 func (m *Manager) Start(ctx context.Context, name string, cfg Config) (sdk.BridgeServer, error) {
 	config, err := checkConfig(name, cfg)
 	if err != nil {
@@ -162,6 +169,20 @@ func (m *Manager) Start(ctx context.Context, name string, cfg Config) (sdk.Bridg
 		return nil, fmt.Errorf("bridge %q: %w", name, ErrClosed)
 	}
 	return b, nil
+}
+
+// Pid returns the process id of the running plugin of bridge name, and
+// whether there is one (a bridge between a crash and its restart has
+// none). The bench reads the plugin's memory through it.
+func (m *Manager) Pid(name string) (int, bool) {
+	m.mu.Lock()
+	b := m.bridges[name]
+	m.mu.Unlock()
+	if b == nil {
+		return 0, false
+	}
+	pid := b.Pid()
+	return pid, pid != 0
 }
 
 // Stop stops one bridge as Close stops them all, and forgets it: its name

@@ -107,6 +107,8 @@ func TestStartErrors(t *testing.T) {
 		cfg     bridges.Config
 		err     error
 		message []string
+		// configErr, when set, is the *sdk.ConfigError the error wraps.
+		configErr *sdk.ConfigError
 	}{
 		"no plugin": {
 			cfg: bridges.Config{}, err: bridges.ErrInvalidConfig,
@@ -130,7 +132,13 @@ func TestStartErrors(t *testing.T) {
 		},
 		"rejected by the bridge": {
 			cfg: config(t, map[string]any{"reject": "value must be positive"}), err: bridges.ErrInvalidConfig,
-			message: []string{`bridge "b": invalid configuration: value must be positive`},
+			message:   []string{`bridge "b": invalid configuration: value must be positive`},
+			configErr: &sdk.ConfigError{Message: "value must be positive"},
+		},
+		"a key rejected by the bridge": {
+			cfg: config(t, map[string]any{"servers": []any{map[string]any{"url": "x"}, map[string]any{"ulr": "y"}}}), err: bridges.ErrInvalidConfig,
+			message:   []string{`bridge "b": invalid configuration: servers[1].ulr: unknown key (did you mean "url"?)`},
+			configErr: &sdk.ConfigError{Key: "servers[1].ulr", Message: `unknown key (did you mean "url"?)`},
 		},
 		"not found": {
 			cfg: bridges.Config{Plugin: "nonesuch"}, err: bridges.ErrPluginNotFound,
@@ -157,6 +165,10 @@ func TestStartErrors(t *testing.T) {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("error %q does not contain %q", err, want)
 				}
+			}
+			var ce *sdk.ConfigError
+			if tc.configErr != nil && (!errors.As(err, &ce) || *ce != *tc.configErr) {
+				t.Errorf("error %v does not wrap %+v", err, *tc.configErr)
 			}
 		})
 	}

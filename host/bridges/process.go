@@ -2,16 +2,16 @@ package bridges
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os/exec"
 	"strconv"
 	"sync"
-	"syscall"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin/runner"
+
+	"github.com/parselbox/parselbox/sdk/procgroup"
 )
 
 // process runs a plugin binary for go-plugin (it is the runner.Runner of a
@@ -21,8 +21,9 @@ import (
 //     variables, among them PLUGIN_UNIX_SOCKET_DIR naming the private socket
 //     directory go-plugin made for it, plus what the bridge's config names);
 //   - its stdin is /dev/null, not the host's stdin (which may carry MCP);
-//   - it runs in its own process group with Pdeathsig (sysProcAttr), and
-//     Kill kills the whole group.
+//   - it runs in its own process group with Pdeathsig (sdk/procgroup), Kill
+//     kills the whole group, and Wait kills the group's leftovers before
+//     the plugin is reaped.
 type process struct {
 	path   string
 	dir    string // working directory; "" is the host's
@@ -30,11 +31,10 @@ type process struct {
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
+	pg     *procgroup.Process // nil until started
 	stdout io.ReadCloser
 	stderr io.ReadCloser
-	pid    int           // 0 until started
-	reaped bool          // Wait has collected the exit status: pid may be reused
-	exited chan struct{} // closed once the process has exited
+	exited chan struct{} // closed once the process has exited and is reaped
 	state  string        // how it exited ("signal: killed", "exit status 2")
 }
 
@@ -48,7 +48,7 @@ func (p *process) prepare(env []string) (*process, error) {
 	cmd := exec.Command(p.path)
 	cmd.Env = env
 	cmd.Dir = p.dir
-	cmd.SysProcAttr = sysProcAttr()
+	procgroup.Prepare(cmd)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -70,41 +70,38 @@ func (p *process) Start(context.Context) error {
 	if err := p.cmd.Start(); err != nil {
 		return err
 	}
-	p.pid = p.cmd.Process.Pid
-	p.logger.Debug("plugin process started", logKeyPath, p.path, logKeyPid, p.pid)
+	p.pg = procgroup.Track(p.cmd)
+	p.logger.Debug("plugin process started", logKeyPath, p.path, logKeyPid, p.pg.Pid())
 	return nil
 }
 
-// Wait implements runner.Runner. Once the plugin has exited, and before its
-// pid can be reused, it kills what is left of the plugin's process group.
+// Wait implements runner.Runner: once the plugin has exited, and before its
+// pid can be reused, what is left of its process group is killed; then it
+// is reaped.
 func (p *process) Wait(context.Context) error {
-	waitExited(p.pid)
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if groupKillAfterExit {
-		_ = syscall.Kill(-p.pid, syscall.SIGKILL)
-	}
-	err := p.cmd.Wait()
-	p.reaped = true
+	pg := p.pg
+	p.mu.Unlock()
+	err := pg.Wait()
+	p.mu.Lock()
 	if p.cmd.ProcessState != nil {
 		p.state = p.cmd.ProcessState.String()
 	}
+	p.mu.Unlock()
 	close(p.exited)
 	return err
 }
 
-// Kill implements runner.Runner: SIGKILL to the plugin's process group.
+// Kill implements runner.Runner: SIGKILL to the plugin's process group
+// (nothing once the plugin is reaped).
 func (p *process) Kill(context.Context) error {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.pid == 0 || p.reaped {
-		return nil
+	pg := p.pg
+	p.mu.Unlock()
+	if pg != nil {
+		pg.Kill()
 	}
-	err := syscall.Kill(-p.pid, syscall.SIGKILL)
-	if errors.Is(err, syscall.ESRCH) {
-		return nil
-	}
-	return err
+	return nil
 }
 
 // exitState returns how the process exited, once it has.
@@ -125,19 +122,20 @@ func (p *process) Name() string { return p.path }
 
 // ID implements runner.Runner.
 func (p *process) ID() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.pid == 0 {
-		return ""
+	if pid := p.Pid(); pid != 0 {
+		return strconv.Itoa(pid)
 	}
-	return strconv.Itoa(p.pid)
+	return ""
 }
 
 // Pid returns the process id, 0 before Start.
 func (p *process) Pid() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.pid
+	if p.pg == nil {
+		return 0
+	}
+	return p.pg.Pid()
 }
 
 // Diagnose implements runner.Runner.

@@ -6,12 +6,11 @@ import (
 	"github.com/parselbox/parselbox/sdk"
 )
 
-type requestKey struct{}
-
 // WithRequest returns a copy of ctx that carries req. CallTool does this for
-// every call; it is exported so that a method can be tested on its own.
+// every call of a method that takes a context; it is exported so that a
+// method can be tested on its own. It is sdk.WithRequest.
 func WithRequest(ctx context.Context, req *sdk.CallToolRequest) context.Context {
-	return context.WithValue(ctx, requestKey{}, req)
+	return sdk.WithRequest(ctx, req)
 }
 
 // Request returns the call that ctx belongs to, so that a method that takes
@@ -24,8 +23,8 @@ func WithRequest(ctx context.Context, req *sdk.CallToolRequest) context.Context 
 //	}
 //
 // It returns nil outside a call; the methods of *sdk.CallToolRequest are
-// no-ops on nil, so the example above needs no check.
+// no-ops on nil, so the example above needs no check. It is
+// sdk.RequestFromContext.
 func Request(ctx context.Context) *sdk.CallToolRequest {
-	req, _ := ctx.Value(requestKey{}).(*sdk.CallToolRequest)
-	return req
+	return sdk.RequestFromContext(ctx)
 }

@@ -1,6 +1,10 @@
 // Package inproc turns Go values into bridges that run in the host's
 // process: the Go counterpart of the original's object and function
-// bridges. The host wraps each value of Config.Context with New.
+// bridges. The host wraps each value of Config.Context with New. It only
+// finds the tools of a value: they are registered on an sdk.Bridge with
+// (*sdk.Bridge).AddFunc, the tool engine plugins use, so schemas,
+// argument decoding, defaults and errors follow the same rules in-process
+// and in a plugin.
 //
 //	type Weather struct{ apiKey string }
 //
@@ -97,10 +101,12 @@
 //
 // ToolInfo.InputSchema is an object schema derived by
 // github.com/google/jsonschema-go: properties in parameter order, no
-// additional properties, `jsonschema:"..."` field tags as descriptions.
-// Required are all plain parameters but a variadic one, and the fields of a
-// parameter object, at any depth, that are neither pointers nor tagged
-// omitempty or omitzero. ToolInfo.Params lists the parameter names in
+// additional properties, `jsonschema:"..."` field tags as descriptions,
+// `default:"..."` tags as defaults (applied when the argument is left out),
+// []byte as a base64 string. Required are all plain parameters but a
+// variadic one (which takes the remaining positional arguments from
+// Python), and the fields of a parameter object, at any depth, that are
+// neither pointers, nor tagged omitempty or omitzero, nor have a default. ToolInfo.Params lists the parameter names in
 // order. ToolInfo.OutputSchema is the schema of T (absent when the tool
 // returns no value, or T has no JSON Schema).
 //

@@ -1,7 +1,6 @@
 package inproc
 
 import (
-	"bytes"
 	"context"
 	"encoding"
 	"encoding/json"
@@ -11,6 +10,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/parselbox/parselbox/sdk"
 )
@@ -53,22 +54,21 @@ type ParamNamer interface {
 	ParamNames() map[string][]string
 }
 
-// bridge is the sdk.BridgeServer over a Go value. It does not change after
-// New, so calls need no locking.
-type bridge struct {
-	name        string
-	description string
-	namespaces  []sdk.NamespaceInfo // sorted by path
-	tools       map[string]*tool
-	sorted      []*tool // sorted by name
-	shutdown    sdk.Shutdowner
+// spec is a tool found by the crawler, added to the bridge once all are
+// found (in name order).
+type spec struct {
+	name string
+	tool *sdk.Tool
+	fn   any
 }
 
 // New returns a bridge whose tools are the exported methods of v, named in
 // snake_case, and the tools of its namespace fields, recursively; or, when v
 // is a func or a Func, a bridge with a single tool named "" (the namespace
-// itself is callable). A v that already is an sdk.BridgeServer is returned
-// as it is. See the package documentation for the rules.
+// itself is callable). The bridge is an *sdk.Bridge, the tool engine that
+// plugins use: arguments, schemas and errors follow the same rules. A v
+// that already is an sdk.BridgeServer is returned as it is. See the package
+// documentation for the rules.
 func New(name string, v any) (sdk.BridgeServer, error) {
 	if bs, ok := v.(sdk.BridgeServer); ok {
 		return bs, nil
@@ -76,71 +76,80 @@ func New(name string, v any) (sdk.BridgeServer, error) {
 	if name == "" {
 		return nil, errors.New("inproc: empty namespace name")
 	}
-	b := &bridge{name: name, tools: make(map[string]*tool)}
-	if err := b.build(v); err != nil {
+	c := &crawler{check: sdk.NewBridge(nil, &sdk.Options{Logger: hclog.NewNullLogger()}), onPath: make(map[pathKey]bool)}
+	doc, shutdown, err := c.build(v)
+	if err != nil {
 		return nil, fmt.Errorf("inproc: namespace %q: %w", name, err)
 	}
-	b.sorted = slices.SortedFunc(maps.Values(b.tools), func(x, y *tool) int {
-		return strings.Compare(x.name, y.name)
-	})
-	slices.SortFunc(b.namespaces, func(x, y sdk.NamespaceInfo) int {
-		return strings.Compare(x.Path, y.Path)
-	})
+	opts := &sdk.Options{Namespace: name, Logger: hclog.NewNullLogger()}
+	if shutdown != nil {
+		opts.Shutdown = shutdown.Shutdown
+	}
+	b := sdk.NewBridge(&sdk.Info{Name: name, Description: doc}, opts)
+	slices.SortFunc(c.namespaces, func(x, y sdk.NamespaceInfo) int { return strings.Compare(x.Path, y.Path) })
+	for _, ns := range c.namespaces {
+		b.AddNamespace(&ns)
+	}
+	slices.SortFunc(c.specs, func(x, y spec) int { return strings.Compare(x.name, y.name) })
+	for _, sp := range c.specs {
+		if err := b.AddFunc(sp.tool, sp.fn); err != nil {
+			return nil, fmt.Errorf("inproc: namespace %q: %w", name, err)
+		}
+	}
 	return b, nil
 }
 
-func (b *bridge) build(v any) error {
+// build crawls v; it returns the namespace's doc and the value's
+// Shutdowner, if it has one.
+func (c *crawler) build(v any) (string, sdk.Shutdowner, error) {
 	rv := reflect.ValueOf(v)
 	switch f := v.(type) {
 	case nil:
-		return errors.New("nil value")
+		return "", nil, errors.New("nil value")
 	case *Func:
 		if f == nil {
-			return errors.New("nil *Func")
+			return "", nil, errors.New("nil *Func")
 		}
-		return b.addFunc(*f)
+		return "", nil, c.addFunc(*f)
 	case Func:
-		return b.addFunc(f)
+		return "", nil, c.addFunc(f)
 	}
 	switch rv.Kind() {
 	case reflect.Func:
-		return b.addFunc(Func{Fn: v})
+		return "", nil, c.addFunc(Func{Fn: v})
 	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice, reflect.Chan:
 		if rv.IsNil() {
-			return fmt.Errorf("nil %T", v)
+			return "", nil, fmt.Errorf("nil %T", v)
 		}
 	}
-	if sd, ok := v.(sdk.Shutdowner); ok {
-		b.shutdown = sd
-	}
-	c := &crawler{b: b, onPath: make(map[pathKey]bool)}
+	sd, _ := v.(sdk.Shutdowner)
 	if rv.Kind() == reflect.Pointer {
 		c.onPath[pathKey{rv.Pointer(), rv.Type()}] = true
 	}
 	n, doc, err := c.crawl(rv, "", 0)
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	if n == 0 {
-		return noTools(rv, c.rootSkipped)
+		return "", nil, noTools(rv, c.rootSkipped)
 	}
-	b.description = doc
-	return nil
+	return doc, sd, nil
 }
 
 // addFunc makes f the bridge's only tool, named "".
-func (b *bridge) addFunc(f Func) error {
-	t, err := funcTool(f, nil)
+func (c *crawler) addFunc(f Func) error {
+	t, err := c.funcTool("", f, nil)
 	if err != nil {
 		return err
 	}
-	t.description = f.Description
-	b.tools[""] = t
+	t.tool.Description = f.Description
+	c.specs = append(c.specs, *t)
 	return nil
 }
 
-// funcTool builds the tool for f.Fn, named by f.Params or else by names.
-func funcTool(f Func, names []string) (*tool, error) {
+// funcTool checks f.Fn as the tool name, its parameters named by f.Params
+// or else by names.
+func (c *crawler) funcTool(name string, f Func, names []string) (*spec, error) {
 	fn := reflect.ValueOf(f.Fn)
 	if fn.Kind() != reflect.Func || fn.IsNil() {
 		return nil, fmt.Errorf("Func.Fn is %T, not a func", f.Fn)
@@ -148,7 +157,17 @@ func funcTool(f Func, names []string) (*tool, error) {
 	if f.Params != nil {
 		names = f.Params
 	}
-	return newTool(fn, names)
+	return c.tool(name, fn, names)
+}
+
+// tool checks that fn makes a tool (on the scratch bridge) and returns it.
+func (c *crawler) tool(name string, fn reflect.Value, names []string) (*spec, error) {
+	t := &sdk.Tool{Name: "t", Params: names}
+	if err := c.check.AddFunc(t, fn.Interface()); err != nil {
+		return nil, err
+	}
+	c.check.RemoveTool("t")
+	return &spec{name: name, tool: &sdk.Tool{Name: name, Params: names}, fn: fn.Interface()}, nil
 }
 
 // noTools explains why v has no tools.
@@ -163,103 +182,11 @@ func noTools(v reflect.Value, skipped map[string]error) error {
 	return errors.New(msg)
 }
 
-// Describe lists the tools and namespaces, sorted by name.
-func (b *bridge) Describe(context.Context) (*sdk.Description, error) {
-	d := &sdk.Description{
-		Name:        b.name,
-		Description: b.description,
-		Namespaces:  slices.Clone(b.namespaces),
-		Tools:       make([]sdk.ToolInfo, 0, len(b.sorted)),
-	}
-	for _, t := range b.sorted {
-		var params []string
-		if len(t.params) > 0 {
-			params = t.paramNames()
-		}
-		d.Tools = append(d.Tools, sdk.ToolInfo{
-			Name:         t.name,
-			Description:  t.description,
-			InputSchema:  bytes.Clone(t.inputSchema),
-			OutputSchema: bytes.Clone(t.outputSchema),
-			Params:       params,
-		})
-	}
-	return d, nil
-}
-
-// Configure does nothing: a Go value is configured by the Go code that
-// built it.
-func (b *bridge) Configure(context.Context, *sdk.ConfigureRequest) error { return nil }
-
-// CallTool calls the tool req.Name with req.Arguments. The context passed to
-// a method carries req (see Request).
-func (b *bridge) CallTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-	if req == nil {
-		return nil, errors.New("inproc: nil request")
-	}
-	t, ok := b.tools[req.Name]
-	if !ok {
-		return errorResult(sdk.CodeNotFound, b.notFound(req.Name)), nil
-	}
-	args, err := parseArguments(req.Arguments)
-	if err != nil {
-		return nil, fmt.Errorf("inproc: tool %q: %w", b.path(req.Name), err)
-	}
-	if err := ctx.Err(); err != nil {
-		return fromError(err), nil
-	}
-	return t.call(ctx, req, args), nil
-}
-
-// Shutdown calls the Shutdown method of the value given to New, if it has
-// one.
-func (b *bridge) Shutdown(ctx context.Context) error {
-	if b.shutdown == nil {
-		return nil
-	}
-	return b.shutdown.Shutdown(ctx)
-}
-
-// path is the full dotted path of the tool named name.
-func (b *bridge) path(name string) string {
-	if name == "" {
-		return b.name
-	}
-	return b.name + "." + name
-}
-
-// notFound says that there is no tool name and, when name is spelled with
-// Go's names, what it is called.
-func (b *bridge) notFound(name string) string {
-	msg := fmt.Sprintf("tool %q not found", b.path(name))
-	segs := strings.Split(name, ".")
-	for i, s := range segs {
-		segs[i] = toolName(s)
-	}
-	if alt := strings.Join(segs, "."); alt != name {
-		if _, ok := b.tools[alt]; ok {
-			msg += fmt.Sprintf(" (did you mean %q?)", b.path(alt))
-		}
-	}
-	return msg
-}
-
-// parseArguments decodes a call's arguments, a JSON object (or nothing).
-func parseArguments(raw json.RawMessage) (map[string]json.RawMessage, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return nil, nil
-	}
-	var args map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &args); err != nil {
-		return nil, fmt.Errorf("arguments are not a JSON object: %w", err)
-	}
-	return args, nil
-}
-
 // crawler finds the tools of a value and of its namespace fields.
 type crawler struct {
-	b           *bridge
+	check       *sdk.Bridge // scratch bridge on which each tool is tried
+	specs       []spec
+	namespaces  []sdk.NamespaceInfo
 	onPath      map[pathKey]bool // pointers being crawled, against cycles
 	rootSkipped map[string]error // why root methods are not tools
 }
@@ -310,7 +237,7 @@ func (c *crawler) crawl(v reflect.Value, path string, depth int) (int, string, e
 		if err != nil {
 			return 0, "", err
 		}
-		t, err := newTool(fn, names)
+		t, err := c.tool(m.Name, fn, names)
 		if err != nil {
 			if lv.mentions(m.Name, tn) {
 				return 0, "", fmt.Errorf("method %s: %w", m.Name, err)
@@ -374,11 +301,11 @@ func (c *crawler) fields(lv *level, sv reflect.Value, path string, depth int) (i
 			if err != nil {
 				return 0, err
 			}
-			t, err := funcTool(f, names)
+			t, err := c.funcTool(sf.Name, f, names)
 			if err != nil {
 				return 0, fmt.Errorf("field %s: %w", sf.Name, err)
 			}
-			t.description = f.Description
+			t.tool.Description = f.Description
 			if err := c.add(lv, t, path, tn, sf.Name); err != nil {
 				return 0, err
 			}
@@ -423,23 +350,24 @@ func (c *crawler) fields(lv *level, sv reflect.Value, path string, depth int) (i
 		if parentDoc := lv.doc(sf.Name, tn); doc == "" {
 			doc = parentDoc
 		}
-		c.b.namespaces = append(c.b.namespaces, sdk.NamespaceInfo{Path: subPath, Description: doc})
+		c.namespaces = append(c.namespaces, sdk.NamespaceInfo{Path: subPath, Description: doc})
 		n += k
 	}
 	return n, nil
 }
 
 // add registers t as the tool tn (Go name goName) of the namespace at path.
-func (c *crawler) add(lv *level, t *tool, path, tn, goName string) error {
+func (c *crawler) add(lv *level, t *spec, path, tn, goName string) error {
 	if err := lv.take(tn, goName); err != nil {
 		return err
 	}
 	t.name = join(path, tn)
+	t.tool.Name = t.name
 	// A Func's own Description wins over ToolDocs.
-	if d := lv.doc(goName, tn); t.description == "" {
-		t.description = d
+	if d := lv.doc(goName, tn); t.tool.Description == "" {
+		t.tool.Description = d
 	}
-	c.b.tools[t.name] = t
+	c.specs = append(c.specs, *t)
 	return nil
 }
 
@@ -500,15 +428,24 @@ func (lv *level) mentions(goName, name string) bool {
 	return a || b || c || d
 }
 
+// opaque reports whether values of t decode themselves (json.Unmarshaler or
+// encoding.TextUnmarshaler), so that their JSON shape is not their fields.
+func opaque(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return p.Implements(unmarshalerType) || p.Implements(textUnmarshalerType)
+}
+
 var (
-	shutdownType      = reflect.TypeFor[func(context.Context) error]()
-	marshalerType     = reflect.TypeFor[json.Marshaler]()
-	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
-	funcValueType     = reflect.TypeFor[Func]()
-	funcPointerType   = reflect.TypeFor[*Func]()
-	docsMethodType    = reflect.TypeFor[func() map[string]string]()
-	paramNamesType    = reflect.TypeFor[func() map[string][]string]()
-	stringMethodType  = reflect.TypeFor[func() string]()
+	shutdownType        = reflect.TypeFor[func(context.Context) error]()
+	marshalerType       = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType   = reflect.TypeFor[encoding.TextMarshaler]()
+	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+	funcValueType       = reflect.TypeFor[Func]()
+	funcPointerType     = reflect.TypeFor[*Func]()
+	docsMethodType      = reflect.TypeFor[func() map[string]string]()
+	paramNamesType      = reflect.TypeFor[func() map[string][]string]()
+	stringMethodType    = reflect.TypeFor[func() string]()
 )
 
 // protocolMethod reports whether the method name of type t serves one of
@@ -616,8 +553,3 @@ func join(path, name string) string {
 	}
 	return path + "." + name
 }
-
-var (
-	_ sdk.BridgeServer = (*bridge)(nil)
-	_ sdk.Shutdowner   = (*bridge)(nil)
-)

@@ -6,8 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"regexp"
+	"slices"
 	"strings"
 
+	"github.com/parselbox/parselbox/internal/protocol"
 	"github.com/parselbox/parselbox/sdk"
 )
 
@@ -19,7 +23,11 @@ type callParams struct {
 	TaskID string                     `json:"task_id"`
 }
 
-func (r *Router) call(ctx context.Context, p *callParams) (any, error) {
+// call runs a tool call and returns its result as the bridge encoded it,
+// with the bridge's secrets removed; every byte of it, of its error and of
+// what it logs (a task's log) passes the bridge's redactor here, whoever
+// the caller is (the sandbox, or a bridge calling back into the host).
+func (r *Router) call(ctx context.Context, p *callParams) (json.RawMessage, error) {
 	ns, tool, err := r.tool(ctx, p.Path)
 	if err != nil {
 		if p.TaskID != "" {
@@ -27,10 +35,7 @@ func (r *Router) call(ctx context.Context, p *callParams) (any, error) {
 		}
 		return nil, err
 	}
-	if t, ok := ns.bridge.(*toolkit); ok {
-		// sbx takes its arguments as Python gave them (sbx.inspect(*names)).
-		return t.call(ctx, tool.Name, p.Args, p.Kwargs)
-	}
+	red := ns.redactor()
 	args, err := bindArgs(tool, p.Args, p.Kwargs)
 	if err != nil {
 		if p.TaskID != "" {
@@ -39,7 +44,7 @@ func (r *Router) call(ctx context.Context, p *callParams) (any, error) {
 		return nil, pyErr("ValueError", "%s: %v", p.Path, err)
 	}
 	call := &Call{Path: joinPath(ns.name, tool.Name), Arguments: args, TaskID: p.TaskID}
-	if h := r.opts.Hooks; h != nil {
+	if h := r.opts.Hooks; h != nil && !ns.builtin {
 		if err := h.PreToolCall(ctx, call); err != nil {
 			if p.TaskID != "" {
 				r.tasks.abandon(p.TaskID)
@@ -55,7 +60,7 @@ func (r *Router) call(ctx context.Context, p *callParams) (any, error) {
 		}
 		defer r.tasks.end(t)
 		ctx = tctx
-		req.Events, req.Inbox = t, t.inbox
+		req.Events, req.Inbox = red.RedactEvents(t), t.inbox
 	}
 	res, err := ns.bridge.CallTool(ctx, req)
 	if err != nil {
@@ -64,22 +69,23 @@ func (r *Router) call(ctx context.Context, p *callParams) (any, error) {
 		}
 		var te *sdk.ToolError
 		if errors.As(err, &te) {
-			return nil, pythonError(te)
+			return nil, pythonError(te, red)
 		}
-		return nil, pyErr("ConnectionError", "bridge %q: %v", ns.name, err)
+		return nil, pyErr("ConnectionError", "bridge %q: %s", ns.name, red.Redact(err.Error()))
 	}
 	if res.IsError {
 		te := res.Error
 		if te == nil {
 			te = &sdk.ToolError{Code: sdk.CodeInternal, Message: string(res.Content)}
 		}
-		return nil, pythonError(te)
+		return nil, pythonError(te, red)
 	}
 	content := res.Content
 	if len(content) == 0 {
-		content = json.RawMessage("null")
+		content = protocol.NullJSON
 	}
-	if h := r.opts.Hooks; h != nil {
+	content = red.RedactJSON(content)
+	if h := r.opts.Hooks; h != nil && !ns.builtin {
 		if err := h.PostToolCall(ctx, call, content); err != nil {
 			return nil, pyErr("PermissionError", "%v", err)
 		}
@@ -87,18 +93,33 @@ func (r *Router) call(ctx context.Context, p *callParams) (any, error) {
 	return content, nil
 }
 
-// bindArgs maps positional arguments onto the tool's parameters in order,
-// merges the keyword arguments and returns the JSON object of arguments.
-// Bytes from Python ({"__b64__": s}) become base64 strings, the JSON form
-// of []byte in Go.
+// bindArgs maps positional arguments onto the tool's parameters in order
+// (the remaining ones onto a variadic last parameter, as a list), merges
+// the keyword arguments and returns the JSON object of arguments, keys
+// sorted and values compact, written in one pass over the values as Python
+// encoded them. Bytes from Python ({"__b64__": s}) become base64 strings,
+// the JSON form of []byte in Go.
 func bindArgs(tool *sdk.ToolInfo, args []json.RawMessage, kwargs map[string]json.RawMessage) (json.RawMessage, error) {
-	if len(args) > len(tool.Params) {
+	fixed := len(tool.Params)
+	if tool.Variadic && fixed > 0 {
+		fixed--
+	} else if len(args) > fixed {
 		return nil, fmt.Errorf("takes %d positional argument%s but %d %s given (%s)",
-			len(tool.Params), plural(len(tool.Params)), len(args), were(len(args)), strings.Join(tool.Params, ", "))
+			fixed, plural(fixed), len(args), were(len(args)), strings.Join(tool.Params, ", "))
 	}
 	obj := make(map[string]json.RawMessage, len(args)+len(kwargs))
-	for i, a := range args {
+	for i, a := range args[:min(len(args), fixed)] {
 		obj[tool.Params[i]] = a
+	}
+	if rest := args[min(len(args), fixed):]; len(rest) > 0 {
+		list := []byte("[")
+		for i, a := range rest {
+			if i > 0 {
+				list = append(list, ',')
+			}
+			list = append(list, a...)
+		}
+		obj[tool.Params[fixed]] = append(list, ']')
 	}
 	for k, v := range kwargs {
 		if _, dup := obj[k]; dup {
@@ -106,46 +127,33 @@ func bindArgs(tool *sdk.ToolInfo, args []json.RawMessage, kwargs map[string]json
 		}
 		obj[k] = v
 	}
-	for k, v := range obj {
-		obj[k] = unwrapBytes(v)
-	}
-	return json.Marshal(obj)
-}
-
-var b64Marker = []byte(`"__b64__"`)
-
-// unwrapBytes replaces {"__b64__": s} by s, anywhere in v.
-func unwrapBytes(v json.RawMessage) json.RawMessage {
-	if !bytes.Contains(v, b64Marker) {
-		return v
-	}
-	var x any
-	if err := json.Unmarshal(v, &x); err != nil {
-		return v
-	}
-	out, err := json.Marshal(replaceBytes(x))
-	if err != nil {
-		return v
-	}
-	return out
-}
-
-func replaceBytes(x any) any {
-	switch v := x.(type) {
-	case map[string]any:
-		if s, ok := v["__b64__"].(string); ok && len(v) == 1 {
-			return s
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, k := range slices.Sorted(maps.Keys(obj)) {
+		if i > 0 {
+			buf.WriteByte(',')
 		}
-		for k, e := range v {
-			v[k] = replaceBytes(e)
-		}
-	case []any:
-		for i, e := range v {
-			v[i] = replaceBytes(e)
+		name, _ := json.Marshal(k)
+		buf.Write(name)
+		buf.WriteByte(':')
+		if err := json.Compact(&buf, obj[k]); err != nil {
+			return nil, fmt.Errorf("argument %q is not JSON: %v", k, err)
 		}
 	}
-	return x
+	buf.WriteByte('}')
+	out := buf.Bytes()
+	if bytes.Contains(out, b64Marker) {
+		out = b64Value.ReplaceAll(out, []byte(`"$1"`))
+	}
+	return out, nil
 }
+
+var (
+	b64Marker = []byte(`{"` + sdk.BytesKey + `":`)
+	// b64Value matches Python's bytes in compact JSON. It cannot match
+	// inside a JSON string, where the quote after "{" would be escaped.
+	b64Value = regexp.MustCompile(`\{"` + sdk.BytesKey + `":"([A-Za-z0-9+/=]*)"\}`)
+)
 
 func plural(n int) string {
 	if n == 1 {

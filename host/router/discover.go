@@ -1,9 +1,13 @@
 package router
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/parselbox/parselbox/sdk"
@@ -56,7 +60,7 @@ func (r *Router) help(ctx context.Context, path string) (any, error) {
 	c := ns.catalog(ctx, discoveryAge)
 	if name, ok := c.alias[rest]; ok {
 		if tools, subs := c.children(rest); len(tools)+len(subs) == 0 {
-			return toolDoc(c.tools[name]), nil
+			return toolDoc(path, c.tools[name]), nil
 		}
 	}
 	tools, subs := c.children(rest)
@@ -111,14 +115,106 @@ func connector(last bool) string {
 	return "├── "
 }
 
-// toolDoc is what help(ns.tool) and sbx.inspect return for a tool.
-func toolDoc(t *sdk.ToolInfo) map[string]any {
+// toolDoc is what help(ns.tool) and sbx.inspect return for the tool at a
+// Python path: its description, Python signature ("fire(power=100,
+// target=None)": defaults shown as Python values), parameters (the JSON
+// Schema, defaults included) and output.
+func toolDoc(path string, t *sdk.ToolInfo) map[string]any {
 	doc := map[string]any{
 		"description": t.Description,
+		"signature":   signature(path[strings.LastIndex(path, ".")+1:], t),
 		"parameters":  rawOrEmptyObject(t.InputSchema),
 		"output":      cleanOutput(t.OutputSchema),
 	}
 	return doc
+}
+
+// signature renders a tool's parameters as a Python signature: a required
+// parameter by its name, one with a default as name=default, another
+// optional one as name=None, and a variadic last one as *name.
+func signature(name string, t *sdk.ToolInfo) string {
+	var s struct {
+		Properties map[string]struct {
+			Default json.RawMessage `json:"default"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	_ = json.Unmarshal(t.InputSchema, &s)
+	params := t.Params
+	if params == nil {
+		params = slices.Sorted(maps.Keys(s.Properties))
+	}
+	parts := make([]string, 0, len(params))
+	for i, p := range params {
+		switch prop := s.Properties[p]; {
+		case t.Variadic && i == len(params)-1:
+			parts = append(parts, "*"+p)
+		case prop.Default != nil:
+			parts = append(parts, p+"="+pyLiteral(prop.Default))
+		case slices.Contains(s.Required, p):
+			parts = append(parts, p)
+		default:
+			parts = append(parts, p+"=None")
+		}
+	}
+	return name + "(" + strings.Join(parts, ", ") + ")"
+}
+
+// pyLiteral writes a JSON value as a Python literal: True, None, 'text',
+// [1, 2], {'k': 'v'}.
+func pyLiteral(raw json.RawMessage) string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return string(raw)
+	}
+	var b strings.Builder
+	writePy(&b, v)
+	return b.String()
+}
+
+func writePy(b *strings.Builder, v any) {
+	switch v := v.(type) {
+	case nil:
+		b.WriteString("None")
+	case bool:
+		if v {
+			b.WriteString("True")
+		} else {
+			b.WriteString("False")
+		}
+	case json.Number:
+		b.WriteString(v.String())
+	case string:
+		b.WriteString(pyString(v))
+	case []any:
+		b.WriteByte('[')
+		for i, e := range v {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writePy(b, e)
+		}
+		b.WriteByte(']')
+	case map[string]any:
+		b.WriteByte('{')
+		for i, k := range slices.Sorted(maps.Keys(v)) {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(pyString(k) + ": ")
+			writePy(b, v[k])
+		}
+		b.WriteByte('}')
+	}
+}
+
+// pyString is Python's repr of a str (for printable text).
+func pyString(s string) string {
+	q := strconv.Quote(s)
+	q = strings.ReplaceAll(q[1:len(q)-1], `\"`, `"`)
+	return "'" + strings.ReplaceAll(q, "'", `\'`) + "'"
 }
 
 func rawOrEmptyObject(s json.RawMessage) any {

@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
 	"github.com/parselbox/parselbox/host/sandbox"
+	"github.com/parselbox/parselbox/internal/protocol"
 	"github.com/parselbox/parselbox/sdk"
 )
 
@@ -71,6 +73,12 @@ type namespace struct {
 	// their catalog is described again when stale. Other bridges are
 	// described once.
 	dynamic bool
+	// builtin is the router's own sbx: its calls are discovery, not tool
+	// calls, and hooks do not see them.
+	builtin bool
+	// secrets returns the bridge's redactor, nil when the host knows no
+	// secrets of it.
+	secrets func() *sdk.Redactor
 
 	mu  sync.Mutex // serializes refreshes
 	cat atomic.Pointer[catalog]
@@ -85,7 +93,21 @@ type catalog struct {
 	nsDocs map[string]string        // nested namespace path → description
 }
 
-func newCatalog(d *sdk.Description) *catalog {
+// newCatalog indexes what a bridge described, with red's secrets removed
+// from every text the sandbox may see (help, schemas, search).
+func newCatalog(d *sdk.Description, red *sdk.Redactor) *catalog {
+	if red != nil {
+		d = d.Clone()
+		d.Description = red.Redact(d.Description)
+		for i := range d.Namespaces {
+			d.Namespaces[i].Description = red.Redact(d.Namespaces[i].Description)
+		}
+		for i := range d.Tools {
+			t := &d.Tools[i]
+			t.Description = red.Redact(t.Description)
+			t.InputSchema, t.OutputSchema = red.RedactJSON(t.InputSchema), red.RedactJSON(t.OutputSchema)
+		}
+	}
 	c := &catalog{
 		desc: d, at: time.Now(),
 		tools:  map[string]*sdk.ToolInfo{},
@@ -136,9 +158,26 @@ func (ns *namespace) catalog(ctx context.Context, maxAge time.Duration) *catalog
 	if err != nil {
 		return c
 	}
-	c = newCatalog(d)
+	c = newCatalog(d, ns.redactor())
 	ns.cat.Store(c)
 	return c
+}
+
+// redactor returns the bridge's current redactor (nil: no secrets known).
+func (ns *namespace) redactor() *sdk.Redactor {
+	if ns.secrets == nil {
+		return nil
+	}
+	return ns.secrets()
+}
+
+// Secrets is implemented by bridges whose secrets the host knows (the
+// plugin manager's bridges: what their configuration passes them, and what
+// they report from Configure). The router removes them from everything the
+// bridge sends to the sandbox: results, errors, log lines, progress, task
+// logs and help.
+type Secrets interface {
+	Redactor() *sdk.Redactor
 }
 
 // New returns a router with the built-in sbx namespace.
@@ -148,7 +187,7 @@ func New(opts Options) *Router {
 	}
 	r := &Router{opts: opts, log: opts.Logger.Named("router"), namespaces: map[string]*namespace{}}
 	r.tasks.init(opts.TaskDir, r.log)
-	_ = r.Add(context.Background(), "sbx", "namespace", &toolkit{r: r})
+	_ = r.add(context.Background(), &namespace{name: "sbx", kind: "namespace", bridge: newToolkit(r), builtin: true})
 	return r
 }
 
@@ -157,27 +196,46 @@ var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // Add describes a bridge and makes it the namespace name. kind labels it in
 // sbx.info() and sbx.search(): "go" (in-process), "mcp", or "plugin", which
 // is shown as the bridge's own name ("http", "shell"). MCP bridges, whose
-// servers may change their tools, are described again when stale.
+// servers may change their tools, are described again when stale. A bridge
+// that implements Secrets has its secrets removed from everything it sends
+// to the sandbox.
 func (r *Router) Add(ctx context.Context, name, kind string, b sdk.BridgeServer) error {
 	if !identifier.MatchString(name) {
 		return fmt.Errorf("namespace %q is not a Python identifier", name)
 	}
-	d, err := b.Describe(ctx)
-	if err != nil {
-		return fmt.Errorf("describing bridge %q: %w", name, err)
-	}
 	ns := &namespace{name: name, kind: kind, bridge: b, dynamic: kind == "mcp"}
-	if kind == "plugin" && d.Name != "" {
+	if s, ok := b.(Secrets); ok {
+		ns.secrets = s.Redactor
+	}
+	return r.add(ctx, ns)
+}
+
+func (r *Router) add(ctx context.Context, ns *namespace) error {
+	d, err := ns.bridge.Describe(ctx)
+	if err != nil {
+		return fmt.Errorf("describing bridge %q: %s", ns.name, ns.redactor().Redact(err.Error()))
+	}
+	if ns.kind == "plugin" && d.Name != "" {
 		ns.kind = d.Name // "http", "shell", "greeter": more telling than "plugin"
 	}
-	ns.cat.Store(newCatalog(d))
+	ns.cat.Store(newCatalog(d, ns.redactor()))
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, dup := r.namespaces[name]; dup {
-		return fmt.Errorf("namespace %q is defined twice", name)
+	if _, dup := r.namespaces[ns.name]; dup {
+		return fmt.Errorf("namespace %q is defined twice", ns.name)
 	}
-	r.namespaces[name] = ns
-	r.order = append(r.order, name)
+	r.namespaces[ns.name] = ns
+	r.order = append(r.order, ns.name)
+	return nil
+}
+
+// Bridge returns the bridge of a namespace, nil if there is none.
+func (r *Router) Bridge(name string) sdk.BridgeServer {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if ns := r.namespaces[name]; ns != nil {
+		return ns.bridge
+	}
 	return nil
 }
 
@@ -206,7 +264,11 @@ func (r *Router) ServeSandbox(ctx context.Context, method string, params json.Ra
 		if err := json.Unmarshal(params, &p); err != nil {
 			return nil, pyErr("ValueError", "bad call: %v", err)
 		}
-		return r.call(ctx, &p)
+		res, err := r.call(ctx, &p)
+		if err != nil {
+			return nil, err
+		}
+		return res, nil
 	case "task":
 		var p taskParams
 		if err := json.Unmarshal(params, &p); err != nil {
@@ -282,24 +344,10 @@ func pyErr(typ, format string, args ...any) error {
 	return &sandbox.RemoteError{Type: typ, Message: fmt.Sprintf(format, args...)}
 }
 
-// pythonError maps a tool's typed failure to the Python exception.
-func pythonError(e *sdk.ToolError) error {
-	typ := "RuntimeError"
-	switch e.Code {
-	case sdk.CodeInvalidArgument:
-		typ = "ValueError"
-	case sdk.CodePermission:
-		typ = "PermissionError"
-	case sdk.CodeTimeout:
-		typ = "TimeoutError"
-	case sdk.CodeNotFound:
-		typ = "AttributeError"
-	case sdk.CodeCancelled:
-		typ = "CancelledError"
-	case sdk.CodeUnavailable:
-		typ = "ConnectionError"
-	}
-	return &sandbox.RemoteError{Type: typ, Message: e.Message}
+// pythonError maps a tool's typed failure to the Python exception (see
+// protocol.Codes), with red's secrets removed from its message.
+func pythonError(e *sdk.ToolError, red *sdk.Redactor) error {
+	return &sandbox.RemoteError{Type: e.Code.Python(), Message: red.Redact(e.Message)}
 }
 
 // Close cancels running tasks.
@@ -323,36 +371,14 @@ func (r *Router) CallTool(ctx context.Context, path string, arguments json.RawMe
 			return nil, fmt.Errorf("arguments of %s: %w", path, err)
 		}
 	}
-	v, err := r.call(ctx, &callParams{Path: path, Kwargs: kwargs})
+	content, err := r.call(ctx, &callParams{Path: path, Kwargs: kwargs})
 	if err != nil {
 		var re *sandbox.RemoteError
 		if errors.As(err, &re) {
-			return &sdk.CallToolResult{IsError: true, Error: &sdk.ToolError{Code: codeOf(re.Type), Message: re.Message}}, nil
+			code := protocol.CodeFromPython(re.Type)
+			return &sdk.CallToolResult{Content: protocol.NullJSON, IsError: true, Error: &sdk.ToolError{Code: code, Message: re.Message}}, nil
 		}
 		return nil, err
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return &sdk.CallToolResult{Content: b}, nil
-}
-
-// codeOf is the inverse of pythonError.
-func codeOf(pyType string) sdk.ErrorCode {
-	switch pyType {
-	case "ValueError", "TypeError":
-		return sdk.CodeInvalidArgument
-	case "PermissionError":
-		return sdk.CodePermission
-	case "TimeoutError":
-		return sdk.CodeTimeout
-	case "AttributeError":
-		return sdk.CodeNotFound
-	case "CancelledError":
-		return sdk.CodeCancelled
-	case "ConnectionError":
-		return sdk.CodeUnavailable
-	}
-	return sdk.CodeInternal
+	return &sdk.CallToolResult{Content: content}, nil
 }

@@ -301,10 +301,15 @@ func TestTaskMessagesBeforeTheCallArrives(t *testing.T) {
 	}
 }
 
+// A cancel reaches a call that is running in its bridge: the test cancels
+// only once the bridge has been entered (with a live context), so a cancel
+// that arrives before the call (which begin applies at once) cannot pass it.
 func TestTaskCancelReachesTheBridge(t *testing.T) {
 	t.Parallel()
+	entered := make(chan error, 1)
 	sawCancel := make(chan struct{})
 	b := &fakeBridge{desc: &sdk.Description{Tools: []sdk.ToolInfo{{Name: "wait"}}}, call: func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		entered <- ctx.Err()
 		<-ctx.Done()
 		close(sawCancel)
 		return nil, ctx.Err()
@@ -313,21 +318,48 @@ func TestTaskCancelReachesTheBridge(t *testing.T) {
 	r.Add(t.Context(), "b", "plugin", b)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := serve(t, r, "call", `{"path":"b.wait","task_id":"b_2"}`)
+		_, err := r.ServeSandbox(t.Context(), "call", json.RawMessage(`{"path":"b.wait","task_id":"b_2"}`))
 		errc <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	if err := <-entered; err != nil {
+		t.Fatalf("the bridge was entered with a done context (%v): the call did not run before the cancel", err)
+	}
 	if _, err := serve(t, r, "task", `{"op":"cancel","id":"b_2"}`); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case <-sawCancel:
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute): // a deadline for a hang, not a measure of speed
 		t.Fatal("the bridge never saw the cancellation")
 	}
 	var re *sandbox.RemoteError
 	if err := <-errc; !errors.As(err, &re) || re.Type != "CancelledError" {
 		t.Errorf("cancelled call: %v", err)
+	}
+}
+
+// A cancel that overtakes its call (the requests are served concurrently)
+// still cancels it: the call starts with a done context.
+func TestTaskCancelBeforeTheCall(t *testing.T) {
+	t.Parallel()
+	entered := make(chan error, 1)
+	b := &fakeBridge{desc: &sdk.Description{Tools: []sdk.ToolInfo{{Name: "wait"}}}, call: func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		entered <- ctx.Err()
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+	r := New(Options{TaskDir: t.TempDir()})
+	r.Add(t.Context(), "b", "plugin", b)
+	if _, err := serve(t, r, "task", `{"op":"cancel","id":"b_3"}`); err != nil {
+		t.Fatal(err)
+	}
+	_, err := serve(t, r, "call", `{"path":"b.wait","task_id":"b_3"}`)
+	var re *sandbox.RemoteError
+	if !errors.As(err, &re) || re.Type != "CancelledError" {
+		t.Errorf("cancelled call: %v", err)
+	}
+	if err := <-entered; !errors.Is(err, context.Canceled) {
+		t.Errorf("the call started with context error %v, want context.Canceled", err)
 	}
 }
 

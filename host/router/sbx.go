@@ -3,6 +3,7 @@ package router
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -12,107 +13,62 @@ import (
 	"github.com/parselbox/parselbox/sdk"
 )
 
-// toolkit is the built-in sbx namespace: discovery over every other
-// namespace. The router calls it directly with Python's arguments.
-type toolkit struct{ r *Router }
+// toolkitTools are the tools of the built-in sbx namespace, in order.
+var toolkitTools = []string{"help", "info", "search", "inspect", "preview"}
 
-var toolkitTools = []sdk.ToolInfo{
-	{Name: "help", Description: "The guide to this sandbox: how to run code, find and call tools, run tasks."},
-	{Name: "info", Description: "What this sandbox has: namespaces, globals, mounts, network and limits. Start here.",
-		OutputSchema: json.RawMessage(`{"type":"object"}`)},
-	{Name: "search", Description: "Find tools across all namespaces by a regular expression (or plain text) matched against path, description and parameters.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"pattern":{"type":"string"}},"required":["pattern"]}`),
-		Params:      []string{"pattern"}},
-	{Name: "inspect", Description: "Details of tools or namespaces by dotted name: description, parameters (JSON Schema) and output.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"names":{"type":"array","items":{"type":"string"}}}}`),
-		Params:      []string{"names"}},
-	{Name: "preview", Description: "A structure-preserving summary of large or nested data: lists keep 2 items, long strings are cut, keys are kept.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"data":{}},"required":["data"]}`),
-		Params:      []string{"data"}},
-}
-
-func (t *toolkit) Describe(context.Context) (*sdk.Description, error) {
-	return &sdk.Description{Name: "sbx", Description: "Discovery tools for this sandbox.", Tools: toolkitTools}, nil
-}
-
-func (t *toolkit) Configure(context.Context, *sdk.ConfigureRequest) error { return nil }
-
-// CallTool serves callers outside the sandbox (arguments by name).
-func (t *toolkit) CallTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-	var kw map[string]json.RawMessage
-	if len(req.Arguments) > 0 {
-		if err := json.Unmarshal(req.Arguments, &kw); err != nil {
-			return nil, err
+// newToolkit returns the built-in sbx namespace: discovery over every other
+// namespace, registered on the same tool engine as any bridge.
+func newToolkit(r *Router) *sdk.Bridge {
+	b := sdk.NewBridge(&sdk.Info{Name: "sbx", Description: "Discovery tools for this sandbox."},
+		&sdk.Options{Namespace: "sbx", Logger: r.log})
+	add := func(t *sdk.Tool, fn any) {
+		if err := b.AddFunc(t, fn); err != nil {
+			panic(fmt.Sprintf("router: sbx.%s: %v", t.Name, err)) // a programming error
 		}
 	}
-	v, err := t.call(ctx, req.Name, nil, kw)
-	if err != nil {
-		return &sdk.CallToolResult{IsError: true, Error: &sdk.ToolError{Code: sdk.CodeInvalidArgument, Message: err.Error()}}, nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return &sdk.CallToolResult{Content: b}, nil
-}
-
-func (t *toolkit) call(ctx context.Context, name string, args []json.RawMessage, kwargs map[string]json.RawMessage) (any, error) {
-	r := t.r
-	arg := func(key string) (json.RawMessage, bool) {
-		if v, ok := kwargs[key]; ok {
-			return v, true
-		}
-		if len(args) > 0 {
-			return args[0], true
-		}
-		return nil, false
-	}
-	switch name {
-	case "help":
-		if r.opts.Guide == nil {
-			return "", nil
-		}
-		return r.opts.Guide(), nil
-	case "info":
-		return r.info(), nil
-	case "search":
-		raw, _ := arg("pattern")
-		var pattern string
-		if len(raw) > 0 && json.Unmarshal(raw, &pattern) != nil {
-			return nil, pyErr("TypeError", "sbx.search(pattern): pattern must be a string")
-		}
-		return r.search(ctx, pattern), nil
-	case "inspect":
-		var names []string
-		list := args
-		if v, ok := kwargs["names"]; ok {
-			list = []json.RawMessage{v}
-		}
-		for _, a := range list {
-			var one string
-			var many []string
-			switch {
-			case json.Unmarshal(a, &one) == nil:
-				names = append(names, one)
-			case json.Unmarshal(a, &many) == nil:
-				names = append(names, many...)
-			default:
-				return nil, pyErr("TypeError", "sbx.inspect(*names): names are strings or namespace objects")
+	add(&sdk.Tool{Name: "help", Description: "The guide to this sandbox: how to run code, find and call tools, run tasks."},
+		func() string {
+			if r.opts.Guide == nil {
+				return ""
 			}
-		}
-		return r.inspect(ctx, names), nil
-	case "preview":
-		raw, ok := arg("data")
-		if !ok {
-			return nil, pyErr("TypeError", "sbx.preview(data): missing data")
-		}
-		var v any
-		if err := json.Unmarshal(raw, &v); err != nil {
-			return nil, pyErr("ValueError", "sbx.preview: %v", err)
-		}
-		return Preview(v), nil
+			return r.opts.Guide()
+		})
+	add(&sdk.Tool{Name: "info", Description: "What this sandbox has: namespaces, globals, mounts, network and limits. Start here."},
+		r.info)
+	add(&sdk.Tool{Name: "search", Params: []string{"pattern"},
+		Description: "Find tools across all namespaces by a regular expression (or plain text) matched against path, description and parameters."},
+		r.search)
+	add(&sdk.Tool{Name: "inspect", Params: []string{"names"},
+		Description: "Details of tools or namespaces by dotted name: description, parameters (JSON Schema) and output."},
+		func(ctx context.Context, names ...nameList) map[string]any {
+			var all []string
+			for _, n := range names {
+				all = append(all, n...)
+			}
+			return r.inspect(ctx, all)
+		})
+	add(&sdk.Tool{Name: "preview", Params: []string{"data"},
+		Description: "A structure-preserving summary of large or nested data: lists keep 2 items, long strings are cut, keys are kept."},
+		func(data any) any { return Preview(data) })
+	return b
+}
+
+// nameList is one argument of sbx.inspect(*names): a dotted name (or a
+// namespace object, which the sandbox sends as its path), or a list of them.
+type nameList []string
+
+func (n *nameList) UnmarshalJSON(b []byte) error {
+	var one string
+	if json.Unmarshal(b, &one) == nil {
+		*n = nameList{one}
+		return nil
 	}
-	return nil, pyErr("AttributeError", "Tool 'sbx.%s' not found", name)
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return errors.New("names are strings or namespace objects")
+	}
+	*n = many
+	return nil
 }
 
 // info is sbx.info(): the host's facts plus the namespaces.
@@ -182,7 +138,7 @@ func (r *Router) inspect(ctx context.Context, names []string) map[string]any {
 		}
 		c := ns.catalog(ctx, discoveryAge)
 		if name, ok := c.alias[rest]; ok {
-			out[n] = toolDoc(c.tools[name])
+			out[n] = toolDoc(n, c.tools[name])
 			continue
 		}
 		tools, subs := c.children(rest)
@@ -245,5 +201,3 @@ func preview(v any, depth int) any {
 		return v
 	}
 }
-
-var _ sdk.BridgeServer = (*toolkit)(nil)

@@ -18,7 +18,11 @@ import (
 // start boots a sandbox for t with the shared cache; opts may adjust options.
 func start(t *testing.T, opts sandbox.Options) *sandbox.Supervisor {
 	t.Helper()
-	opts.Runtime = testenv.Runtime(t)
+	rt, err := sandbox.FindRuntime(testenv.Runtime(t).Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Runtime = rt
 	if opts.CacheDir == "" {
 		opts.CacheDir = testenv.CacheDir(t)
 	}

@@ -1,8 +1,13 @@
 // Package testenv finds the pinned runtime for tests that start real
-// sandboxes, and gives them a logger that writes through testing.T.
+// sandboxes, and gives them a logger that writes through testing.T. It
+// imports nothing of parselbox (see package internal/protocol for the
+// rule): it finds the runtime directory itself, and a test that needs a
+// sandbox.Runtime passes its Dir to sandbox.FindRuntime.
 package testenv
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,8 +16,18 @@ import (
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/parselbox/parselbox/host/sandbox"
 )
+
+// RuntimeEnv names the environment variable that points at the runtime
+// directory (the one host/sandbox reads too).
+const RuntimeEnv = "PARSELBOX_RUNTIME"
+
+// A RuntimeDir is the runtime directory of this checkout, installed by
+// `make runtime`.
+type RuntimeDir struct {
+	// Dir is the runtime directory (the one holding package.json).
+	Dir string
+}
 
 // RequireEnv, when set (make test sets it), turns a missing runtime into a
 // test failure instead of a skip, so that CI cannot pass by skipping.
@@ -20,21 +35,21 @@ const RequireEnv = "PARSELBOX_REQUIRE_RUNTIME"
 
 var (
 	once    sync.Once
-	runtime *sandbox.Runtime
+	runtime *RuntimeDir
 	findErr error
 )
 
 // Runtime returns the runtime of this checkout (runtime/ at the module root,
 // or $PARSELBOX_RUNTIME). Without one, the test is skipped, or fails when
 // $PARSELBOX_REQUIRE_RUNTIME is set.
-func Runtime(t testing.TB) *sandbox.Runtime {
+func Runtime(t testing.TB) *RuntimeDir {
 	t.Helper()
 	once.Do(func() {
-		dir := os.Getenv(sandbox.RuntimeEnv)
+		dir := os.Getenv(RuntimeEnv)
 		if dir == "" {
 			dir = filepath.Join(ModuleRoot(t), "runtime")
 		}
-		runtime, findErr = sandbox.FindRuntime(dir)
+		runtime, findErr = findRuntime(dir)
 	})
 	if findErr != nil {
 		if os.Getenv(RequireEnv) != "" {
@@ -43,6 +58,23 @@ func Runtime(t testing.TB) *sandbox.Runtime {
 		t.Skipf("no runtime (run `make runtime`): %v", findErr)
 	}
 	return runtime
+}
+
+// findRuntime checks that dir holds the installed runtime: the deno binary
+// and Pyodide.
+func findRuntime(dir string) (*RuntimeDir, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	deno := filepath.Join(abs, "node_modules", "@deno", "linux-x64-glibc", "deno")
+	if fi, err := os.Stat(deno); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return nil, fmt.Errorf("%s: no executable deno at %s", dir, deno)
+	}
+	if _, err := os.Stat(filepath.Join(abs, "node_modules", "pyodide", "package.json")); err != nil {
+		return nil, errors.Join(fmt.Errorf("%s: pyodide not installed", dir), err)
+	}
+	return &RuntimeDir{Dir: abs}, nil
 }
 
 // ModuleRoot returns the directory holding go.mod.

@@ -12,17 +12,12 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/parselbox/parselbox/internal/protocol"
 	bridgev1 "github.com/parselbox/parselbox/proto/parselbox/bridge/v1"
-	"github.com/parselbox/parselbox/sdk"
 )
 
 // DefaultCancelGrace is ClientOptions.CancelGrace when it is zero.
 const DefaultCancelGrace = 5 * time.Second
-
-// maxMessageSize bounds one gRPC message sent to or received from the
-// bridge's callback connection (the plugin connection itself is unbounded,
-// as go-plugin dials it).
-const maxMessageSize = 64 << 20
 
 // ClientOptions configure a Client.
 type ClientOptions struct {
@@ -34,16 +29,19 @@ type ClientOptions struct {
 }
 
 // Client is the host side of one bridge plugin: it implements
-// sdk.BridgeServer and sdk.Shutdowner over the plugin's gRPC connection. It
-// is safe for concurrent use; every CallTool is its own stream.
+// protocol.BridgeServer and protocol.Shutdowner over the plugin's gRPC
+// connection. It is safe for concurrent use; every CallTool is its own
+// stream.
 //
-// Errors: a failure that the bridge reports is a *sdk.ToolError; a broken
-// connection wraps ErrUnavailable; a cancelled context is returned as is.
+// Errors: a failure that the bridge reports is a *protocol.ToolError (a
+// *protocol.ConfigError from Configure); a broken connection wraps
+// ErrUnavailable; a cancelled context is returned as is.
 type Client struct {
 	rpc    bridgev1.BridgeClient
 	broker *plugin.GRPCBroker
 	done   context.Context // done when the plugin's process has exited
 	grace  time.Duration
+	noRun  atomic.Bool // the bridge does not implement Run
 }
 
 // NewClient returns a Client over conn. done is done when the plugin's
@@ -61,8 +59,8 @@ func NewClient(done context.Context, conn grpc.ClientConnInterface, broker *plug
 	return &Client{rpc: bridgev1.NewBridgeClient(conn), broker: broker, done: done, grace: grace}
 }
 
-// Describe implements sdk.BridgeServer.
-func (c *Client) Describe(ctx context.Context) (*sdk.Description, error) {
+// Describe implements protocol.BridgeServer.
+func (c *Client) Describe(ctx context.Context) (*protocol.Description, error) {
 	resp, err := c.rpc.Describe(ctx, &bridgev1.DescribeRequest{})
 	if err != nil {
 		return nil, c.rpcError(ctx, "describing the bridge", err)
@@ -70,10 +68,11 @@ func (c *Client) Describe(ctx context.Context) (*sdk.Description, error) {
 	return describeFromPB(resp), nil
 }
 
-// Configure implements sdk.BridgeServer. When req.Host is set, the client
-// serves it to the bridge on a broker connection (the bridge sees it as its
-// ConfigureRequest.Host).
-func (c *Client) Configure(ctx context.Context, req *sdk.ConfigureRequest) error {
+// Configure implements protocol.BridgeServer. When req.Host is set, the
+// client serves it to the bridge on a broker connection (the bridge sees it
+// as its ConfigureRequest.Host). The secrets the bridge reports are added
+// to req (req.Secrets).
+func (c *Client) Configure(ctx context.Context, req *protocol.ConfigureRequest) error {
 	cfg := req.Config
 	if len(cfg) == 0 {
 		cfg = json.RawMessage(`{}`)
@@ -83,20 +82,21 @@ func (c *Client) Configure(ctx context.Context, req *sdk.ConfigureRequest) error
 		id = c.broker.NextId()
 		host := &hostServer{host: req.Host}
 		go c.broker.AcceptAndServe(id, func(opts []grpc.ServerOption) *grpc.Server {
-			opts = append(opts, grpc.MaxRecvMsgSize(maxMessageSize), grpc.MaxSendMsgSize(maxMessageSize))
+			opts = append(opts, grpc.MaxRecvMsgSize(MaxMessageSize), grpc.MaxSendMsgSize(MaxMessageSize))
 			s := grpc.NewServer(opts...)
 			bridgev1.RegisterHostServer(s, host)
 			return s
 		})
 	}
-	_, err := c.rpc.Configure(ctx, &bridgev1.ConfigureRequest{Config: cfg, HostBrokerId: id})
+	resp, err := c.rpc.Configure(ctx, &bridgev1.ConfigureRequest{Config: cfg, HostBrokerId: id})
 	if err != nil {
 		return c.rpcError(ctx, "configuring the bridge", err)
 	}
+	req.AddSecrets(resp.GetSecrets()...)
 	return nil
 }
 
-// Shutdown implements sdk.Shutdowner. A bridge that does not implement the
+// Shutdown implements protocol.Shutdowner. A bridge that does not implement the
 // Shutdown RPC has nothing to clean up.
 func (c *Client) Shutdown(ctx context.Context) error {
 	_, err := c.rpc.Shutdown(ctx, &bridgev1.ShutdownRequest{})
@@ -109,14 +109,32 @@ func (c *Client) Shutdown(ctx context.Context) error {
 	return nil
 }
 
-// CallTool implements sdk.BridgeServer. It streams the call's log lines and
-// progress into req.Events and the messages of req.Inbox into the call. When
-// ctx is cancelled it sends a cancel and waits up to CancelGrace for the
-// bridge's result (normally CodeCancelled); after that it abandons the call
-// and returns a CodeCancelled result itself.
-func (c *Client) CallTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+// CallTool implements protocol.BridgeServer. A call that sends no messages
+// and whose events nobody reads (req.Inbox and req.Events nil) is one Run
+// RPC; cancelling ctx cancels it on both sides. Any other call is a Call
+// stream: it streams the call's log lines and progress into req.Events and
+// the messages of req.Inbox into the call; when ctx is cancelled it sends a
+// cancel and waits up to CancelGrace for the bridge's result (normally
+// CodeCancelled); after that it abandons the call and returns a
+// CodeCancelled result itself.
+func (c *Client) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	args := req.Arguments
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	start := &bridgev1.CallStart{Name: req.Name, Arguments: args, TaskId: req.TaskID}
+	if req.Events == nil && req.Inbox == nil && !c.noRun.Load() {
+		res, err := c.rpc.Run(ctx, start)
+		if status.Code(err) == codes.Unimplemented {
+			c.noRun.Store(true) // a bridge built before Run: stream
+		} else if err != nil {
+			return nil, c.rpcError(ctx, "calling tool "+req.Name, err)
+		} else {
+			return resultFromPB(res), nil
+		}
 	}
 	// The stream outlives ctx by up to the grace period, so that the bridge
 	// can answer a cancel; it keeps ctx's values.
@@ -126,13 +144,7 @@ func (c *Client) CallTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.C
 	if err != nil {
 		return nil, c.rpcError(ctx, "calling tool "+req.Name, err)
 	}
-	args := req.Arguments
-	if len(args) == 0 {
-		args = json.RawMessage(`{}`)
-	}
-	err = stream.Send(&bridgev1.CallRequest{Msg: &bridgev1.CallRequest_Start{Start: &bridgev1.CallStart{
-		Name: req.Name, Arguments: args, TaskId: req.TaskID,
-	}}})
+	err = stream.Send(&bridgev1.CallRequest{Msg: &bridgev1.CallRequest_Start{Start: start}})
 	if err != nil {
 		// The real error comes from Recv.
 		_, err = stream.Recv()
@@ -153,7 +165,7 @@ func (c *Client) CallTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.C
 		msg, err := stream.Recv()
 		if err != nil {
 			if abandoned.Load() {
-				return sdk.ErrorResult(sdk.Errorf(sdk.CodeCancelled,
+				return protocol.ErrorResult(protocol.Errorf(protocol.CodeCancelled,
 					"call of tool %q cancelled; the bridge did not answer the cancel within %s", req.Name, c.grace)), nil
 			}
 			return nil, c.rpcError(ctx, "calling tool "+req.Name, err)
@@ -204,11 +216,12 @@ func (c *Client) feed(ctx context.Context, stream bridgev1.Bridge_CallClient, in
 }
 
 // rpcError classifies the error of an RPC: a failure the bridge reported
-// (a *sdk.ToolError), a cancelled ctx (ctx.Err()), a lost connection
-// (wrapping ErrUnavailable), or something else, wrapped with op.
+// (a *protocol.ToolError or *protocol.ConfigError), a cancelled ctx
+// (ctx.Err()), a lost connection (wrapping ErrUnavailable), or something
+// else, wrapped with op.
 func (c *Client) rpcError(ctx context.Context, op string, err error) error {
-	if te, ok := bridgev1.ToolErrorFromStatus(err); ok {
-		return &sdk.ToolError{Code: sdk.ErrorCode(te.GetCode().Slug()), Message: te.GetMessage()}
+	if typed, ok := typedError(err); ok {
+		return typed
 	}
 	st, _ := status.FromError(err)
 	switch {
@@ -221,6 +234,6 @@ func (c *Client) rpcError(ctx context.Context, op string, err error) error {
 }
 
 var (
-	_ sdk.BridgeServer = (*Client)(nil)
-	_ sdk.Shutdowner   = (*Client)(nil)
+	_ protocol.BridgeServer = (*Client)(nil)
+	_ protocol.Shutdowner   = (*Client)(nil)
 )

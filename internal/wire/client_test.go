@@ -2,59 +2,93 @@ package wire_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
-	"google.golang.org/grpc"
 
+	"github.com/parselbox/parselbox/internal/protocol"
 	"github.com/parselbox/parselbox/internal/wire"
-	"github.com/parselbox/parselbox/sdk"
-	"github.com/parselbox/parselbox/sdk/sdktest"
 )
 
-// pair joins the bridge side (sdk) and this package's host side in one
-// plugin, for go-plugin's in-process connection.
-type pair struct {
-	plugin.NetRPCUnsupportedPlugin
-	server, client plugin.GRPCPlugin
-}
-
-func (p *pair) GRPCServer(b *plugin.GRPCBroker, s *grpc.Server) error {
-	return p.server.GRPCServer(b, s)
-}
-func (p *pair) GRPCClient(ctx context.Context, b *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return p.client.GRPCClient(ctx, b, c)
-}
-
-// connect serves b in-process and returns a client with opts, and the
+// connect serves b in-process (both halves of wire.Plugin over go-plugin's
+// in-process gRPC connection) and returns a client with opts, and the
 // server (to break the connection).
-func connect(t *testing.T, b sdk.BridgeServer, opts wire.ClientOptions) (*wire.Client, *plugin.GRPCServer) {
+func connect(t *testing.T, b protocol.BridgeServer, opts wire.ClientOptions) (*wire.Client, *plugin.GRPCServer) {
 	t.Helper()
-	server := sdk.ServeConfig(b).Plugins[sdk.PluginName].(plugin.GRPCPlugin)
 	conn, srv := plugin.TestPluginGRPCConn(t, false, plugin.PluginSet{
-		sdk.PluginName: &pair{server: server, client: &wire.Plugin{Options: opts}},
+		wire.PluginName: &wire.Plugin{Impl: b, Options: opts},
 	})
 	t.Cleanup(func() { _ = conn.Close() })
-	raw, err := conn.Dispense(sdk.PluginName)
+	raw, err := conn.Dispense(wire.PluginName)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return raw.(*wire.Client), srv
 }
 
+// fake is a protocol.BridgeServer with func fields (nil: a no-op).
+type fake struct {
+	configure func(ctx context.Context, req *protocol.ConfigureRequest) error
+	call      func(ctx context.Context, req *protocol.CallToolRequest) (*protocol.CallToolResult, error)
+}
+
+func (f *fake) Describe(context.Context) (*protocol.Description, error) {
+	return &protocol.Description{Name: "fake", Tools: []protocol.ToolInfo{{Name: "t", Params: []string{"xs"}, Variadic: true}}}, nil
+}
+
+func (f *fake) Configure(ctx context.Context, req *protocol.ConfigureRequest) error {
+	if f.configure == nil {
+		return nil
+	}
+	return f.configure(ctx, req)
+}
+
+func (f *fake) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
+	return f.call(ctx, req)
+}
+
 // stubborn has a tool that ignores cancellation until release is closed.
-func stubborn(release <-chan struct{}) *sdk.Bridge {
-	b := sdk.NewBridge(&sdk.Info{Name: "stubborn"}, &sdk.Options{Logger: hclog.NewNullLogger()})
-	sdk.AddTool(b, &sdk.Tool{Name: "ignore"}, func(ctx context.Context, req *sdk.CallToolRequest, in struct{}) (string, error) {
+func stubborn(release <-chan struct{}) *fake {
+	return &fake{call: func(ctx context.Context, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
 		req.Log("started")
 		<-release
-		return "done", nil
-	})
-	return b
+		return &protocol.CallToolResult{Content: []byte(`"done"`)}, nil
+	}}
+}
+
+// recorder keeps the log lines of a call and says when one arrives.
+type recorder struct {
+	mu    sync.Mutex
+	lines []string
+	seen  chan struct{}
+}
+
+func newRecorder() *recorder { return &recorder{seen: make(chan struct{}, 100)} }
+
+func (r *recorder) Log(line string) {
+	r.mu.Lock()
+	r.lines = append(r.lines, line)
+	r.mu.Unlock()
+	r.seen <- struct{}{}
+}
+
+func (r *recorder) Progress(float64, float64, string) {}
+
+// waitFor waits for the first log line, or for done.
+func (r *recorder) waitFor(done <-chan struct{}) bool {
+	select {
+	case <-r.seen:
+		return true
+	case <-done:
+		return false
+	}
 }
 
 // TestCancelGrace: a bridge that does not answer a cancel is abandoned
@@ -65,20 +99,20 @@ func TestCancelGrace(t *testing.T) {
 	defer close(release)
 	c, _ := connect(t, stubborn(release), wire.ClientOptions{CancelGrace: 50 * time.Millisecond})
 	ctx, cancel := context.WithCancel(t.Context())
-	rec := &sdktest.Recorder{}
+	rec := newRecorder()
 	done := make(chan struct{})
-	var res *sdk.CallToolResult
+	var res *protocol.CallToolResult
 	var err error
 	go func() {
 		defer close(done)
-		res, err = c.CallTool(ctx, &sdk.CallToolRequest{Name: "ignore", Events: rec})
+		res, err = c.CallTool(ctx, &protocol.CallToolRequest{Name: "ignore", Events: rec})
 	}()
-	if !rec.WaitFor("started", done) {
+	if !rec.waitFor(done) {
 		t.Fatalf("call ended early: %+v, %v", res, err)
 	}
 	cancel()
 	<-done
-	if err != nil || !res.IsError || res.Error.Code != sdk.CodeCancelled ||
+	if err != nil || !res.IsError || res.Error.Code != protocol.CodeCancelled ||
 		!strings.Contains(res.Error.Message, "did not answer the cancel within 50ms") {
 		t.Fatalf("abandoned call = %+v, %v", res, err)
 	}
@@ -91,14 +125,14 @@ func TestBrokenConnection(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	c, srv := connect(t, stubborn(release), wire.ClientOptions{})
-	rec := &sdktest.Recorder{}
+	rec := newRecorder()
 	done := make(chan struct{})
 	var err error
 	go func() {
 		defer close(done)
-		_, err = c.CallTool(t.Context(), &sdk.CallToolRequest{Name: "ignore", Events: rec})
+		_, err = c.CallTool(t.Context(), &protocol.CallToolRequest{Name: "ignore", Events: rec})
 	}()
-	if !rec.WaitFor("started", done) {
+	if !rec.waitFor(done) {
 		t.Fatalf("call ended early: %v", err)
 	}
 	srv.Stop()
@@ -117,7 +151,52 @@ func TestCancelledBeforeTheCall(t *testing.T) {
 	c, _ := connect(t, stubborn(nil), wire.ClientOptions{})
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := c.CallTool(ctx, &sdk.CallToolRequest{Name: "ignore"}); !errors.Is(err, context.Canceled) {
+	if _, err := c.CallTool(ctx, &protocol.CallToolRequest{Name: "ignore"}); !errors.Is(err, context.Canceled) {
 		t.Errorf("CallTool with a cancelled context = %v", err)
+	}
+}
+
+// TestTypedErrors: what a bridge returns typed crosses the wire as it is,
+// and the secrets a bridge reports from Configure reach the host.
+func TestTypedErrors(t *testing.T) {
+	t.Parallel()
+	b := &fake{
+		configure: func(_ context.Context, req *protocol.ConfigureRequest) error {
+			var cfg struct{ Bad bool }
+			json.Unmarshal(req.Config, &cfg)
+			if cfg.Bad {
+				return fmt.Errorf("checking: %w", &protocol.ConfigError{Key: "servers[1].url", Message: "expected an absolute URL"})
+			}
+			req.AddSecrets("tok-3a7f9e0c21", "hdr-value-55d1")
+			return nil
+		},
+		call: func(context.Context, *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
+			return nil, protocol.Errorf(protocol.CodePermission, "not you")
+		},
+	}
+	c, _ := connect(t, b, wire.ClientOptions{})
+
+	err := c.Configure(t.Context(), &protocol.ConfigureRequest{Config: json.RawMessage(`{"Bad":true}`)})
+	var ce *protocol.ConfigError
+	if !errors.As(err, &ce) || ce.Key != "servers[1].url" || ce.Message != "expected an absolute URL" {
+		t.Errorf("Configure = %v (%T), want the bridge's *ConfigError", err, err)
+	}
+	req := &protocol.ConfigureRequest{Config: json.RawMessage(`{}`)}
+	if err := c.Configure(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	if got := req.Secrets(); !slices.Equal(got, []string{"tok-3a7f9e0c21", "hdr-value-55d1"}) {
+		t.Errorf("secrets reported = %q", got)
+	}
+
+	_, err = c.CallTool(t.Context(), &protocol.CallToolRequest{Name: "t"})
+	var te *protocol.ToolError
+	if !errors.As(err, &te) || te.Code != protocol.CodePermission || te.Message != "not you" {
+		t.Errorf("CallTool = %v, want the bridge's *ToolError", err)
+	}
+
+	d, err := c.Describe(t.Context())
+	if err != nil || len(d.Tools) != 1 || !d.Tools[0].Variadic {
+		t.Errorf("Describe = %+v, %v: Variadic lost", d, err)
 	}
 }

@@ -2,33 +2,65 @@ package wire
 
 import (
 	"encoding/json"
+	"errors"
+	"strings"
+	"unicode/utf8"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/parselbox/parselbox/internal/protocol"
 	bridgev1 "github.com/parselbox/parselbox/proto/parselbox/bridge/v1"
-	"github.com/parselbox/parselbox/sdk"
 )
 
-// The host side's conversions between the protocol's types and the sdk
-// types. The bridge side's are in package sdk (unexported).
+// Every conversion between the protocol's Go types (package protocol) and
+// its generated ones, for both sides.
 
-var nullJSON = json.RawMessage("null")
+func describeToPB(d *protocol.Description) *bridgev1.DescribeResponse {
+	if d == nil {
+		return &bridgev1.DescribeResponse{}
+	}
+	out := &bridgev1.DescribeResponse{
+		Name:        d.Name,
+		Version:     d.Version,
+		Description: validUTF8(d.Description),
+		Namespaces:  make([]*bridgev1.Namespace, 0, len(d.Namespaces)),
+		Tools:       make([]*bridgev1.Tool, 0, len(d.Tools)),
+	}
+	for _, ns := range d.Namespaces {
+		out.Namespaces = append(out.Namespaces, &bridgev1.Namespace{Path: ns.Path, Description: validUTF8(ns.Description)})
+	}
+	for _, t := range d.Tools {
+		out.Tools = append(out.Tools, &bridgev1.Tool{
+			Name:         t.Name,
+			Description:  validUTF8(t.Description),
+			InputSchema:  t.InputSchema,
+			OutputSchema: t.OutputSchema,
+			Params:       t.Params,
+			Variadic:     t.Variadic,
+		})
+	}
+	return out
+}
 
-func describeFromPB(d *bridgev1.DescribeResponse) *sdk.Description {
-	out := &sdk.Description{
+func describeFromPB(d *bridgev1.DescribeResponse) *protocol.Description {
+	out := &protocol.Description{
 		Name:        d.GetName(),
 		Version:     d.GetVersion(),
 		Description: d.GetDescription(),
-		Tools:       make([]sdk.ToolInfo, 0, len(d.GetTools())),
+		Tools:       make([]protocol.ToolInfo, 0, len(d.GetTools())),
 	}
 	for _, ns := range d.GetNamespaces() {
-		out.Namespaces = append(out.Namespaces, sdk.NamespaceInfo{Path: ns.GetPath(), Description: ns.GetDescription()})
+		out.Namespaces = append(out.Namespaces, protocol.NamespaceInfo{Path: ns.GetPath(), Description: ns.GetDescription()})
 	}
 	for _, t := range d.GetTools() {
-		out.Tools = append(out.Tools, sdk.ToolInfo{
+		out.Tools = append(out.Tools, protocol.ToolInfo{
 			Name:         t.GetName(),
 			Description:  t.GetDescription(),
 			InputSchema:  rawOrNil(t.GetInputSchema()),
 			OutputSchema: rawOrNil(t.GetOutputSchema()),
 			Params:       t.GetParams(),
+			Variadic:     t.GetVariadic(),
 		})
 	}
 	return out
@@ -41,24 +73,85 @@ func rawOrNil(b []byte) json.RawMessage {
 	return json.RawMessage(b)
 }
 
-func resultFromPB(r *bridgev1.CallResult) *sdk.CallToolResult {
-	out := &sdk.CallToolResult{Content: json.RawMessage(r.GetContent()), IsError: r.GetIsError()}
-	if len(out.Content) == 0 {
-		out.Content = nullJSON
+func resultToPB(r *protocol.CallToolResult) *bridgev1.CallResult {
+	if r == nil {
+		return &bridgev1.CallResult{Content: protocol.NullJSON}
 	}
-	if e := r.GetError(); e != nil {
-		out.Error = &sdk.ToolError{Code: sdk.ErrorCode(e.GetCode().Slug()), Message: e.GetMessage()}
+	out := &bridgev1.CallResult{Content: r.Content, IsError: r.IsError}
+	if len(out.Content) == 0 {
+		out.Content = protocol.NullJSON
+	}
+	if r.Error != nil {
+		out.Error = toolErrorToPB(r.Error)
 	}
 	return out
 }
 
-func resultToPB(r *sdk.CallToolResult) *bridgev1.CallResult {
-	out := &bridgev1.CallResult{Content: r.Content, IsError: r.IsError}
+func resultFromPB(r *bridgev1.CallResult) *protocol.CallToolResult {
+	out := &protocol.CallToolResult{Content: json.RawMessage(r.GetContent()), IsError: r.GetIsError()}
 	if len(out.Content) == 0 {
-		out.Content = nullJSON
+		out.Content = protocol.NullJSON
 	}
-	if r.Error != nil {
-		out.Error = &bridgev1.ToolError{Code: bridgev1.CodeFromSlug(string(r.Error.Code)), Message: r.Error.Message}
+	if e := r.GetError(); e != nil {
+		out.Error = toolErrorFromPB(e)
 	}
 	return out
+}
+
+func toolErrorToPB(e *protocol.ToolError) *bridgev1.ToolError {
+	return &bridgev1.ToolError{Code: e.Code.Proto(), Message: validUTF8(e.Message)}
+}
+
+func toolErrorFromPB(e *bridgev1.ToolError) *protocol.ToolError {
+	return &protocol.ToolError{Code: protocol.CodeFromProto(e.GetCode()), Message: e.GetMessage()}
+}
+
+// validUTF8 replaces invalid UTF-8, which protobuf string fields refuse (a
+// log line or message with raw bytes would otherwise fail the whole call).
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// errorStatus turns an error of a bridge (or of the host's callback
+// service) into a gRPC status carrying it typed: a *protocol.ConfigError as
+// a ConfigError detail, anything else as a ToolError (see
+// protocol.AsToolError for its code). The status code is Unknown whatever
+// the error, so that a failure reported by a bridge is never mistaken for a
+// transport failure (Unavailable, Canceled) of the connection.
+func errorStatus(err error) error {
+	var ce *protocol.ConfigError
+	if errors.As(err, &ce) {
+		st := status.New(codes.Unknown, validUTF8(ce.Error()))
+		if d, e := st.WithDetails(&bridgev1.ConfigError{Key: validUTF8(ce.Key), Message: validUTF8(ce.Message)}); e == nil {
+			st = d
+		}
+		return st.Err()
+	}
+	te := protocol.AsToolError(err)
+	st := status.New(codes.Unknown, validUTF8(te.Message))
+	if d, e := st.WithDetails(toolErrorToPB(te)); e == nil {
+		st = d
+	}
+	return st.Err()
+}
+
+// typedError returns the error that a status carries typed (a
+// *protocol.ConfigError or a *protocol.ToolError), if it carries one.
+func typedError(err error) (error, bool) {
+	st, ok := status.FromError(err)
+	if !ok {
+		return nil, false
+	}
+	for _, d := range st.Details() {
+		switch d := d.(type) {
+		case *bridgev1.ConfigError:
+			return &protocol.ConfigError{Key: d.GetKey(), Message: d.GetMessage()}, true
+		case *bridgev1.ToolError:
+			return toolErrorFromPB(d), true
+		}
+	}
+	return nil, false
 }

@@ -1,21 +1,28 @@
-// Package wire is the host side of the bridge protocol
-// (proto/parselbox/bridge/v1): the go-plugin plugin that dispenses a Client,
-// the Client that implements sdk.BridgeServer over a plugin's gRPC
-// connection, and the host's callback service that bridges reach through
-// go-plugin's broker. It converts between the protocol's types and the sdk
-// types, so that neither the host nor bridge authors see generated code.
+// Package wire is the bridge protocol (proto/parselbox/bridge/v1) over
+// hashicorp/go-plugin gRPC, both halves: the bridge side that serves a
+// protocol.BridgeServer (sdk.Serve uses it), the host side Client that
+// implements protocol.BridgeServer over a plugin's connection (host/bridges
+// and sdk/sdktest use it), the host's callback service that bridges reach
+// through go-plugin's broker, and every conversion between the generated
+// types and those of package protocol. Nothing else sees generated code.
 //
-// The bridge side of the protocol lives in package sdk (sdk.Serve), because
-// sdk cannot import this package without an import cycle. Package
-// host/bridges starts plugin processes and uses this package to talk to them;
-// package sdk/sdktest uses it to test bridges.
+// Typed errors cross as they are: a *protocol.ToolError or
+// *protocol.ConfigError returned on one side is returned on the other,
+// carried in the gRPC status's details.
 //
-//	client, _ := plugin.NewClient(&plugin.ClientConfig{
-//		HandshakeConfig:  sdk.Handshake,
+//	// bridge side (sdk.Serve)
+//	plugin.Serve(wire.ServeConfig(bridge, logger))
+//
+//	// host side
+//	client := plugin.NewClient(&plugin.ClientConfig{
+//		HandshakeConfig:  wire.Handshake,
 //		Plugins:          wire.PluginSet(wire.ClientOptions{}),
 //		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 //		Cmd:              exec.Command(path),
-//	}).Client()
-//	raw, _ := client.Dispense(sdk.PluginName)
-//	bridge := raw.(*wire.Client) // an sdk.BridgeServer
+//	})
+//	conn, _ := client.Client()
+//	raw, _ := conn.Dispense(wire.PluginName)
+//	bridge := raw.(*wire.Client) // a protocol.BridgeServer
+//
+// See package protocol for which packages may import which.
 package wire

@@ -4,16 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"net/url"
-	"os"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"golang.org/x/net/http/httpguts"
 
@@ -27,107 +23,47 @@ const version = "v0.1.0"
 type config struct {
 	Endpoint string            `json:"endpoint"`
 	Headers  map[string]string `json:"headers"`
-	Token    string            `json:"token"`
-	TokenEnv string            `json:"token_env"`
-	Timeout  duration          `json:"timeout"`
+	sdk.TokenConfig
+	// Timeout bounds one request; 0 means no limit.
+	Timeout sdk.Duration `json:"timeout" default:"60s"`
 }
 
-var configKeys = []string{"endpoint", "headers", "token", "token_env", "timeout"}
-
-// defaultTimeout bounds one request when the config does not say.
-const defaultTimeout = 60 * time.Second
-
-// parseConfig decodes and checks a config block. Its messages never quote
-// the values of token or headers.
-func parseConfig(raw json.RawMessage) (*config, error) {
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &keys); err != nil {
-		return nil, errors.New("config must be an object")
+// parseConfig decodes and checks a config block, and reports its
+// credentials to the host (req.AddSecrets). Its errors are
+// *sdk.ConfigError naming the key, and never quote the values of token or
+// headers.
+func parseConfig(req *sdk.ConfigureRequest) (*config, error) {
+	c, err := sdk.DecodeConfig[config](req)
+	if err != nil {
+		return nil, err
 	}
-	for _, k := range slices.Sorted(maps.Keys(keys)) {
-		if !slices.Contains(configKeys, k) {
-			return nil, fmt.Errorf("unknown key %q (known keys: %s)", k, strings.Join(configKeys, ", "))
-		}
-	}
-	c := config{Timeout: duration{defaultTimeout}}
-	if err := json.Unmarshal(raw, &c); err != nil {
-		var te *json.UnmarshalTypeError
-		var de *durationError
-		switch {
-		case errors.As(err, &de):
-			return nil, de
-		case errors.As(err, &te) && te.Field != "":
-			field, want := te.Field, "a string"
-			switch {
-			case te.Type.Kind() == reflect.Map:
-				want = "an object of strings"
-			case strings.HasPrefix(field, "headers"):
-				field = "headers (a value)"
-			}
-			return nil, fmt.Errorf("%s: got %s, want %s", field, te.Value, want)
-		}
-		return nil, errors.New("config does not decode: see the bridge's documentation for its keys")
+	bad := func(key, format string, args ...any) error {
+		return &sdk.ConfigError{Key: key, Message: fmt.Sprintf(format, args...)}
 	}
 	if c.Endpoint == "" {
-		return nil, errors.New("endpoint is required: the URL of the GraphQL API, e.g. https://api.example.com/graphql")
+		return nil, bad("endpoint", "required: the URL of the GraphQL API, e.g. https://api.example.com/graphql")
 	}
 	u, err := url.Parse(c.Endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("endpoint %s is not an http:// or https:// URL", redactedURL(c.Endpoint))
+		return nil, bad("endpoint", "%s is not an http:// or https:// URL", redactedURL(c.Endpoint))
 	}
-	if c.Token != "" && c.TokenEnv != "" {
-		return nil, errors.New("set token or token_env, not both")
-	}
-	if c.TokenEnv != "" {
-		if c.Token = os.Getenv(c.TokenEnv); c.Token == "" {
-			return nil, fmt.Errorf("token_env: the environment variable %s is empty or not passed to the bridge (list it in the bridge's env = [...])", c.TokenEnv)
-		}
-	}
+	token := c.Token.Value()
 	for _, name := range slices.Sorted(maps.Keys(c.Headers)) {
 		if !httpguts.ValidHeaderFieldName(name) {
-			return nil, fmt.Errorf("headers: %q is not a valid header name", name)
+			return nil, bad("headers", "%q is not a valid header name", name)
 		}
 		if !httpguts.ValidHeaderFieldValue(c.Headers[name]) {
-			return nil, fmt.Errorf("headers: the value of %q contains a line break or control character", name)
+			return nil, bad("headers."+name, "the value of %q contains a line break or control character", name)
 		}
-		if c.Token != "" && strings.EqualFold(name, "Authorization") {
-			return nil, errors.New("set a token or headers.Authorization, not both")
+		if token != "" && strings.EqualFold(name, "Authorization") {
+			return nil, bad("headers."+name, "set a token or headers.Authorization, not both")
 		}
 	}
-	if c.Token != "" && !httpguts.ValidHeaderFieldValue(c.Token) {
-		return nil, errors.New("the token contains a line break or control character")
+	if token != "" && !httpguts.ValidHeaderFieldValue(token) {
+		return nil, bad("token", "the token contains a line break or control character")
 	}
+	req.AddSecrets(secretsOf(&c)...)
 	return &c, nil
-}
-
-// duration is a timeout in the config: seconds as a number, or a Go
-// duration string ("30s"). 0 means no limit.
-type duration struct{ time.Duration }
-
-type durationError struct{ msg string }
-
-func (e *durationError) Error() string { return e.msg }
-
-func (d *duration) UnmarshalJSON(b []byte) error {
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	switch v := v.(type) {
-	case nil:
-		return nil
-	case float64:
-		if v >= 0 {
-			d.Duration = time.Duration(v * float64(time.Second))
-			return nil
-		}
-	case string:
-		if p, err := time.ParseDuration(v); err == nil && p >= 0 {
-			d.Duration = p
-			return nil
-		}
-	}
-	return &durationError{`timeout: want seconds as a number, or a duration such as "30s" (0: no limit)`}
 }
 
 // bridge is the GraphQL bridge: an sdk.Bridge whose description names the
@@ -153,6 +89,9 @@ func newBridge() *bridge {
 	b := &bridge{}
 	b.Bridge = sdk.NewBridge(&sdk.Info{Name: "graphql", Version: version, Description: describeBridge("")}, &sdk.Options{
 		Configure: b.configure,
+		// The host removes the credentials from everything the bridge
+		// returns; the bridge does too, as a second layer.
+		Middleware: []sdk.Middleware{sdk.RedactMiddleware(b.redactor)},
 	})
 	sdk.AddTool(b.Bridge, &sdk.Tool{Name: "graphql", Description: graphqlDoc, InputSchema: graphqlSchema}, b.graphql)
 	sdk.AddTool(b.Bridge, &sdk.Tool{Name: "search", Description: searchDoc}, b.search)
@@ -164,7 +103,7 @@ func newBridge() *bridge {
 // is introspected on first use, so a server that is down now does not keep
 // the bridge (and the sandbox) from starting.
 func (b *bridge) configure(_ context.Context, req *sdk.ConfigureRequest) error {
-	c, err := parseConfig(req.Config)
+	c, err := parseConfig(req)
 	if err != nil {
 		return err
 	}
@@ -201,16 +140,15 @@ func (b *bridge) Describe(ctx context.Context) (*sdk.Description, error) {
 	return d, nil
 }
 
-// CallTool implements sdk.BridgeServer. It is the one place where what a
-// tool returns, raises or logs is cleaned of credentials.
-func (b *bridge) CallTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-	var r *sdk.Redactor // nil until configured: there is nothing to redact
+// redactor is the current configuration's redactor; nil, which redacts
+// nothing, until configured.
+func (b *bridge) redactor() *sdk.Redactor {
 	b.mu.Lock()
-	if b.state != nil {
-		r = b.state.redact
+	defer b.mu.Unlock()
+	if b.state == nil {
+		return nil
 	}
-	b.mu.Unlock()
-	return r.CallTool(ctx, req, b.Bridge.CallTool)
+	return b.state.redact
 }
 
 // schemaFor returns the introspected schema, introspecting on first use. A

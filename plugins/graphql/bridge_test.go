@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,17 +32,17 @@ func TestConfigure(t *testing.T) {
 		"timeout in seconds":         {`{"endpoint": "http://x/graphql", "timeout": 1.5}`, ""},
 		"timeout as a duration":      {`{"endpoint": "http://x/graphql", "timeout": "2m"}`, ""},
 		"no timeout":                 {`{"endpoint": "http://x/graphql", "timeout": 0}`, ""},
-		"empty block":                {`{}`, "endpoint is required"},
+		"empty block":                {`{}`, "endpoint: required: the URL of the GraphQL API"},
 		"token and token_env":        {`{"endpoint": "http://x/graphql", "token": "t0ken-123", "token_env": "` + tokenEnv + `"}`, "set token or token_env, not both"},
 		"token_env not passed":       {`{"endpoint": "http://x/graphql", "token_env": "PARSELBOX_TEST_NO_SUCH_VARIABLE"}`, "token_env: the environment variable PARSELBOX_TEST_NO_SUCH_VARIABLE is empty or not passed to the bridge"},
-		"negative timeout":           {`{"endpoint": "http://x/graphql", "timeout": -1}`, `timeout: want seconds as a number, or a duration such as "30s"`},
-		"bad timeout":                {`{"endpoint": "http://x/graphql", "timeout": "soon"}`, `timeout: want seconds as a number, or a duration such as "30s"`},
-		"unknown key":                {`{"endpoint": "http://x/graphql", "url": "http://x"}`, `unknown key "url" (known keys: endpoint, headers, token, token_env, timeout)`},
-		"not an object":              {`["http://x"]`, "config must be an object"},
-		"endpoint not a string":      {`{"endpoint": 5}`, "endpoint: got number, want a string"},
-		"headers not an object":      {`{"endpoint": "http://x/graphql", "headers": "X-A: b"}`, "headers: got string, want an object of strings"},
-		"header not a string":        {`{"endpoint": "http://x/graphql", "headers": {"X-A": 1}}`, "headers (a value): got number, want a string"},
-		"token not a string":         {`{"endpoint": "http://x/graphql", "token": true}`, "token: got bool, want a string"},
+		"negative timeout":           {`{"endpoint": "http://x/graphql", "timeout": -1}`, "timeout: must not be negative, got -1"},
+		"bad timeout":                {`{"endpoint": "http://x/graphql", "timeout": "soon"}`, `timeout: expected seconds (a number) or a duration such as "30s", got "soon"`},
+		"unknown key":                {`{"endpoint": "http://x/graphql", "url": "http://x"}`, `url: unknown key (known keys: endpoint, headers, token, token_env, timeout)`},
+		"not an object":              {`["http://x"]`, "expected an object, got an array"},
+		"endpoint not a string":      {`{"endpoint": 5}`, "endpoint: expected string, got number"},
+		"headers not an object":      {`{"endpoint": "http://x/graphql", "headers": "X-A: b"}`, "headers: expected an object, got a string"},
+		"header not a string":        {`{"endpoint": "http://x/graphql", "headers": {"X-A": 1}}`, "headers.X-A: expected string, got number"},
+		"token not a string":         {`{"endpoint": "http://x/graphql", "token": true}`, "token: expected string, got boolean"},
 		"relative endpoint":          {`{"endpoint": "/graphql"}`, "is not an http:// or https:// URL"},
 		"other scheme":               {`{"endpoint": "ftp://x/graphql"}`, "is not an http:// or https:// URL"},
 		"bad header name":            {`{"endpoint": "http://x/graphql", "headers": {"X A": "b"}}`, `"X A" is not a valid header name`},
@@ -472,23 +473,13 @@ func TestEndpointUserinfo(t *testing.T) {
 
 func TestIntrospectionIsLazyAndCached(t *testing.T) {
 	t.Parallel()
-	// Configure against an address where nothing listens yet.
+	// The server is down: it drops every connection (the listener stays
+	// open, so that no other process can take the port before it comes up).
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	c := configured(t, map[string]any{"endpoint": "http://" + addr + "/graphql"})
-	if _, te := call(t, c, "search", map[string]any{"pattern": "country"}); te == nil || te.Code != sdk.CodeUnavailable {
-		t.Fatalf("search with the server down: %+v", te)
-	}
-
-	// The server comes up: the failure was not cached.
-	ln, err = net.Listen("tcp", addr)
-	if err != nil {
-		t.Skipf("cannot listen on %s again: %v", addr, err)
-	}
+	gate := &gateListener{Listener: ln}
 	var mu sync.Mutex
 	introspections := 0
 	api := countries.New("")
@@ -501,9 +492,15 @@ func TestIntrospectionIsLazyAndCached(t *testing.T) {
 		}
 		api.ServeHTTP(w, r)
 	})}
-	go srv.Serve(ln)
+	go srv.Serve(gate)
 	t.Cleanup(func() { srv.Close() })
+	c := configured(t, map[string]any{"endpoint": "http://" + ln.Addr().String() + "/graphql"})
+	if _, te := call(t, c, "search", map[string]any{"pattern": "country"}); te == nil || te.Code != sdk.CodeUnavailable {
+		t.Fatalf("search with the server down: %+v", te)
+	}
 
+	// The server comes up: the failure was not cached.
+	gate.up.Store(true)
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Go(func() {
@@ -521,6 +518,22 @@ func TestIntrospectionIsLazyAndCached(t *testing.T) {
 	defer mu.Unlock()
 	if introspections != 1 {
 		t.Errorf("%d introspections, want 1", introspections)
+	}
+}
+
+// gateListener drops the connections it accepts until up is set.
+type gateListener struct {
+	net.Listener
+	up atomic.Bool
+}
+
+func (g *gateListener) Accept() (net.Conn, error) {
+	for {
+		conn, err := g.Listener.Accept()
+		if err != nil || g.up.Load() {
+			return conn, err
+		}
+		conn.Close()
 	}
 }
 
@@ -566,14 +579,12 @@ func TestTimeout(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
 	c := configured(t, map[string]any{"endpoint": s.URL + "/hang", "timeout": 0.2})
-	start := time.Now()
+	// The error says that the bridge's timeout ended the request (the
+	// server never answers: nothing else could).
 	_, te := call(t, c, "graphql", map[string]any{"query": "{ x }"})
 	want := "no response from GraphQL endpoint " + s.URL + "/hang within 200ms (the bridge's timeout)"
 	if te == nil || te.Code != sdk.CodeTimeout || te.Message != want {
 		t.Errorf("want TimeoutError %q, got %+v", want, te)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("the timeout took %s", d)
 	}
 }
 

@@ -42,14 +42,14 @@ func newClient(c *config, r *sdk.Redactor) *client {
 	for name, value := range c.Headers {
 		h.Set(name, value)
 	}
-	if c.Token != "" {
-		h.Set("Authorization", "Bearer "+c.Token)
+	if !c.Token.IsZero() {
+		h.Set("Authorization", "Bearer "+c.Token.Value())
 	}
 	return &client{
 		endpoint: c.Endpoint,
 		label:    redactedURL(c.Endpoint),
 		header:   h,
-		timeout:  c.Timeout.Duration,
+		timeout:  c.Timeout.D(),
 		redact:   r,
 		http: &http.Client{
 			Transport: http.DefaultTransport.(*http.Transport).Clone(),

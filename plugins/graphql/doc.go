@@ -107,6 +107,9 @@
 // query, and every result, error message and task log line is scrubbed of
 // those values (replaced by [REDACTED], by an sdk.Redactor) in case the
 // server echoes them. Values shorter than 4 characters are not scrubbed.
+// The bridge reports them to the host from Configure, and the host removes
+// them too, in their common encodings, from everything the bridge sends to
+// the sandbox.
 //
 // Inside a task (gql.graphql.task(...)), each request logs "POST ENDPOINT"
 // and "HTTP STATUS, N bytes in DURATION", which task.tail() shows.

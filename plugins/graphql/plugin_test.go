@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -48,8 +49,9 @@ func TestSubprocess(t *testing.T) {
 
 	// A bad configuration is refused by the process too.
 	bad := sdktest.Start(t, exec.Command(exe))
-	if err := bad.Configure(t.Context(), &sdk.ConfigureRequest{Config: json.RawMessage(`{"endpoint": "x", "extra": 1}`)}); err == nil || !strings.Contains(err.Error(), `unknown key "extra"`) {
-		t.Errorf("Configure with an unknown key: %v", err)
+	var ce *sdk.ConfigError
+	if err := bad.Configure(t.Context(), &sdk.ConfigureRequest{Config: json.RawMessage(`{"endpoint": "x", "extra": 1}`)}); !errors.As(err, &ce) || ce.Key != "extra" || !strings.HasPrefix(ce.Message, "unknown key") {
+		t.Errorf("Configure with an unknown key: %v, want a *sdk.ConfigError naming it", err)
 	}
 }
 

@@ -12,10 +12,14 @@ import "github.com/parselbox/parselbox/sdk"
 // server that echoes them (an error page quoting the Authorization header,
 // a field that returns request headers).
 func newRedactor(c *config) *sdk.Redactor {
-	secrets := []string{c.Token}
+	return sdk.NewRedactor(secretsOf(c)...)
+}
+
+// secretsOf lists the credentials of c (see newRedactor).
+func secretsOf(c *config) []string {
+	secrets := []string{c.Token.Value()}
 	for name, value := range c.Headers {
 		secrets = append(secrets, sdk.HeaderSecrets(name, value)...)
 	}
-	secrets = append(secrets, sdk.URLSecrets(c.Endpoint)...)
-	return sdk.NewRedactor(secrets...)
+	return append(secrets, sdk.URLSecrets(c.Endpoint)...)
 }

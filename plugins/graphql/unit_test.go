@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/parselbox/parselbox/sdk"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -68,9 +69,9 @@ func TestParseResponse(t *testing.T) {
 func TestRedactor(t *testing.T) {
 	t.Parallel()
 	r := newRedactor(&config{
-		Endpoint: "https://ada:pass-word@api.example.com/graphql?api_key=qk-9999&region=eu",
-		Token:    "tok/en<&>12",
-		Headers:  map[string]string{"Proxy-Authorization": "Basic dXNlcjpwYXNzLTEyMzQ=", "X-Region": "europe", "X-Key": "abc"},
+		Endpoint:    "https://ada:pass-word@api.example.com/graphql?api_key=qk-9999&region=eu",
+		TokenConfig: sdk.TokenConfig{Token: sdk.NewSecret("tok/en<&>12")},
+		Headers:     map[string]string{"Proxy-Authorization": "Basic dXNlcjpwYXNzLTEyMzQ=", "X-Region": "europe", "X-Key": "abc"},
 	})
 	for name, tc := range map[string]struct {
 		in, want string

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -38,12 +37,21 @@ type api struct {
 // builtin are the tools every configuration has.
 var builtin = []string{"get", "post", "put", "patch", "delete", "search"}
 
+// ownRedaction has the bridge remove its credentials from what it returns
+// itself, as a second layer: the host removes them anyway (they are
+// reported from Configure). The tests turn it off to prove the host's.
+var ownRedaction = true
+
 func newBridge() *bridge {
 	b := &bridge{}
+	opts := &sdk.Options{Configure: b.configure}
+	if ownRedaction {
+		opts.Middleware = []sdk.Middleware{sdk.RedactMiddleware(b.redactor)}
+	}
 	b.Bridge = sdk.NewBridge(&sdk.Info{
 		Name: "http", Version: version,
 		Description: "HTTP API (not configured yet).",
-	}, &sdk.Options{Configure: b.configure})
+	}, opts)
 	for _, m := range []string{http.MethodGet, http.MethodDelete} {
 		sdk.AddTool(b.Bridge, &sdk.Tool{Name: strings.ToLower(m), Description: verbDoc(m)},
 			func(ctx context.Context, call *sdk.CallToolRequest, in readArgs) (response, error) {
@@ -99,7 +107,7 @@ type writeArgs struct {
 // configure applies the bridge's configuration: it loads the spec, and
 // replaces the operation tools of an earlier configuration.
 func (b *bridge) configure(ctx context.Context, req *sdk.ConfigureRequest) error {
-	cfg, err := parseConfig(req.Config)
+	cfg, err := parseConfig(req)
 	if err != nil {
 		return err
 	}
@@ -118,7 +126,7 @@ func (b *bridge) configure(ctx context.Context, req *sdk.ConfigureRequest) error
 		if a.client == nil {
 			u, err := serverURL(doc, at)
 			if err != nil {
-				return err
+				return &sdk.ConfigError{Message: err.Error()}
 			}
 			a.client = newClient(u, cfg)
 		}
@@ -127,6 +135,8 @@ func (b *bridge) configure(ctx context.Context, req *sdk.ConfigureRequest) error
 			a.byTool[op.tool] = op
 		}
 	}
+
+	req.AddSecrets(a.client.secrets...)
 
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -197,7 +207,7 @@ func (b *bridge) raw(ctx context.Context, call *sdk.CallToolRequest, method stri
 	}
 	res, err := a.raw(ctx, call, method, in)
 	if err != nil {
-		return response{}, a.guard(err)
+		return response{}, err
 	}
 	return *res, nil
 }
@@ -267,11 +277,11 @@ func (b *bridge) operationHandler(tool string) sdk.ToolHandler {
 		}
 		r, err := op.request(ctx, a.client, call.Arguments)
 		if err != nil {
-			return nil, a.guard(err)
+			return nil, err
 		}
 		res, err := a.client.send(ctx, call, r)
 		if err != nil {
-			return nil, a.guard(err)
+			return nil, err
 		}
 		content, err := json.Marshal(res)
 		if err != nil {
@@ -296,19 +306,13 @@ func (b *bridge) search(_ context.Context, _ *sdk.CallToolRequest, in searchArgs
 	return a.spec.search(in.Query), nil
 }
 
-// guard keeps credentials out of an error's message.
-func (a *api) guard(err error) error {
-	if err == nil {
-		return nil
+// redactor is the current configuration's redactor (nil, which redacts
+// nothing, before Configure).
+func (b *bridge) redactor() *sdk.Redactor {
+	if a := b.api.Load(); a != nil {
+		return a.client.redact
 	}
-	var te *sdk.ToolError
-	if errors.As(err, &te) {
-		return sdk.Errorf(te.Code, "%s", a.client.redact.Redact(te.Message))
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return errors.New(a.client.redact.Redact(err.Error()))
+	return nil
 }
 
 // Interface guards.

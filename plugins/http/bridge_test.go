@@ -101,7 +101,7 @@ func TestVerbErrors(t *testing.T) {
 		"bad header name":        {"get", `{"path": "/echo", "headers": {"a b": "c"}}`, sdk.ToolError{Code: sdk.CodeInvalidArgument, Message: `headers: "a b" is not a valid header name`}},
 		"data not text":          {"post", `{"path": "/echo", "data": 5}`, sdk.ToolError{Code: sdk.CodeInvalidArgument, Message: "data: want a string or a dict of form fields: want a dict of form fields"}},
 		"line break in a header": {"get", `{"path": "/echo", "headers": {"X-A": "a\r\nX-B: b"}}`, sdk.ToolError{Code: sdk.CodeInvalidArgument, Message: "headers: X-A: a header value cannot hold a line break"}},
-		"unknown argument":       {"get", `{"path": "/echo", "jsn": {}}`, sdk.ToolError{Code: sdk.CodeInvalidArgument, Message: `unknown argument "jsn"`}},
+		"unknown argument":       {"get", `{"path": "/echo", "jsn": {}}`, sdk.ToolError{Code: sdk.CodeInvalidArgument, Message: `unknown argument "jsn" (parameters: path, params, headers, json, data)`}},
 		"no spec":                {"search", `{"query": "pets"}`, sdk.ToolError{Code: sdk.CodeInvalidArgument, Message: "search needs an OpenAPI document: this bridge has no spec configured"}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -189,12 +189,12 @@ func TestRedaction(t *testing.T) {
 	t.Parallel()
 	base, _ := parseBaseURL("https://ada:pass-9d2f41@api.example.com")
 	c := newClient(base, &config{
-		Token:   testToken,
-		Headers: map[string]string{"X-Api-Key": "key-5a7d1c0e93", "Cookie": "sid=cookie-77ab1", "X-Version": "2022-11-28", "X-Short-Token": "abc"},
+		TokenConfig: sdk.TokenConfig{Token: sdk.NewSecret(testToken)},
+		Headers:     map[string]string{"X-Api-Key": "key-5a7d1c0e93", "Cookie": "sid=cookie-77ab1", "X-Version": "2022-11-28", "X-Short-Token": "abc"},
 	})
-	in := jsonValue(t, `{"echo": "Bearer `+testToken+`", "`+testToken+`": ["key-5a7d1c0e93", "sid=cookie-77ab1; x", "YWRhOnBhc3MtOWQyZjQx", "2022-11-28", "abc"], "n": 1}`)
+	in := `{"echo": "Bearer ` + testToken + `", "` + testToken + `": ["key-5a7d1c0e93", "sid=cookie-77ab1; x", "YWRhOnBhc3MtOWQyZjQx", "2022-11-28", "abc"], "n": 1}`
 	want := jsonValue(t, `{"echo": "Bearer [REDACTED]", "[REDACTED]": ["[REDACTED]", "[REDACTED]; x", "[REDACTED]", "2022-11-28", "abc"], "n": 1}`)
-	if diff := cmp.Diff(want, c.redactValue(in)); diff != "" {
+	if diff := cmp.Diff(want, jsonValue(t, string(c.redact.RedactJSON(json.RawMessage(in))))); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	if got := c.redact.Redact("dial pass-9d2f41@host"); got != "dial [REDACTED]@host" {

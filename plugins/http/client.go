@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/parselbox/parselbox/sdk"
@@ -34,8 +35,9 @@ type client struct {
 	headers http.Header
 	token   string
 	http    *http.Client
-	timeout duration
-	redact  *sdk.Redactor // nil when there is nothing to keep out
+	timeout time.Duration
+	secrets []string      // the credentials, reported to the host
+	redact  *sdk.Redactor // the bridge's own redaction of them (a second layer)
 }
 
 // response is what a request returns to Python.
@@ -47,12 +49,13 @@ type response struct {
 }
 
 func newClient(base *url.URL, cfg *config) *client {
-	c := &client{base: base, headers: http.Header{}, token: cfg.Token, timeout: cfg.Timeout}
+	c := &client{base: base, headers: http.Header{}, token: cfg.Token.Value(), timeout: cfg.Timeout.D()}
 	for k, v := range cfg.Headers {
 		c.headers.Set(k, v)
 	}
-	if secrets := secretsOf(base, c.headers, c.token); len(secrets) > 0 {
-		c.redact = sdk.NewRedactor(secrets...)
+	c.secrets = secretsOf(base, c.headers, c.token)
+	if len(c.secrets) > 0 {
+		c.redact = sdk.NewRedactor(c.secrets...)
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	c.http = &http.Client{
@@ -105,31 +108,6 @@ func secretsOf(base *url.URL, headers http.Header, token string) []string {
 
 // credentialHeader matches the names of headers whose values are secrets.
 var credentialHeader = regexp.MustCompile(`(?i)auth|key|token|secret|session|cookie|passw|signature|credential`)
-
-// redactValue replaces credentials in the strings (and keys) of a decoded
-// JSON value.
-func (c *client) redactValue(v any) any {
-	if c.redact == nil {
-		return v
-	}
-	switch v := v.(type) {
-	case string:
-		return c.redact.Redact(v)
-	case []any:
-		for i := range v {
-			v[i] = c.redactValue(v[i])
-		}
-	case map[string]any:
-		for k, x := range v {
-			if rk := c.redact.Redact(k); rk != k {
-				delete(v, k)
-				k = rk
-			}
-			v[k] = c.redactValue(x)
-		}
-	}
-	return v
-}
 
 // sameOrigin reports whether u has base's scheme, host and port.
 func sameOrigin(u, base *url.URL) bool {
@@ -225,9 +203,9 @@ func (c *client) send(ctx context.Context, call *sdk.CallToolRequest, r *http.Re
 	shown := r.Method + " " + display(r.URL)
 	c.authorize(r)
 	reqCtx := ctx
-	if c.timeout.Duration > 0 {
+	if c.timeout > 0 {
 		var cancel context.CancelFunc
-		reqCtx, cancel = context.WithTimeoutCause(ctx, c.timeout.Duration, errTimedOut)
+		reqCtx, cancel = context.WithTimeoutCause(ctx, c.timeout, errTimedOut)
 		defer cancel()
 	}
 	resp, err := c.http.Do(r.WithContext(reqCtx))
@@ -249,9 +227,9 @@ func (c *client) send(ctx context.Context, call *sdk.CallToolRequest, r *http.Re
 		Headers: make(map[string]string, len(resp.Header)),
 	}
 	for k, v := range resp.Header {
-		out.Headers[strings.ToLower(k)] = c.redact.Redact(strings.Join(v, ", "))
+		out.Headers[strings.ToLower(k)] = strings.Join(v, ", ")
 	}
-	out.Data = c.redactValue(decodeBody(resp.Header.Get("Content-Type"), body))
+	out.Data = decodeBody(resp.Header.Get("Content-Type"), body)
 	return out, nil
 }
 
@@ -261,17 +239,17 @@ func (c *client) failure(ctx, reqCtx context.Context, shown string, u *url.URL, 
 	case ctx.Err() != nil:
 		return sdk.Errorf(sdk.CodeCancelled, "%s: cancelled", shown)
 	case errors.Is(context.Cause(reqCtx), errTimedOut):
-		return sdk.Errorf(sdk.CodeTimeout, "%s: no response within %s", shown, c.timeout.Duration)
+		return sdk.Errorf(sdk.CodeTimeout, "%s: no response within %s", shown, c.timeout)
 	}
 	var netErr net.Error
 	if errors.As(err, &netErr) && netErr.Timeout() {
-		return sdk.Errorf(sdk.CodeTimeout, "%s: %s", shown, c.redact.Redact(netErr.Error()))
+		return sdk.Errorf(sdk.CodeTimeout, "%s: %s", shown, netErr.Error())
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return sdk.Errorf(sdk.CodeUnavailable, "%s: cannot reach %s: %s", shown, u.Host, c.redact.Redact(err.Error()))
+	return sdk.Errorf(sdk.CodeUnavailable, "%s: cannot reach %s: %s", shown, u.Host, err.Error())
 }
 
 // decodeBody is a response body as Python sees it: parsed JSON for a JSON
@@ -294,7 +272,7 @@ func decodeBody(contentType string, body []byte) any {
 	if isText(mt) || utf8.Valid(body) {
 		return string(body)
 	}
-	return map[string]string{"__b64__": base64.StdEncoding.EncodeToString(body)}
+	return map[string]string{sdk.BytesKey: base64.StdEncoding.EncodeToString(body)}
 }
 
 func isJSON(mediaType string) bool {

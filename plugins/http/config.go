@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"strings"
-	"time"
+
+	"github.com/parselbox/parselbox/sdk"
 )
 
 // config is the bridge's `config = {...}` block.
@@ -19,79 +17,37 @@ type config struct {
 	Spec string `json:"spec"`
 	// Headers are sent with every request.
 	Headers map[string]string `json:"headers"`
-	// Token is sent as "Authorization: Bearer <token>".
-	Token string `json:"token"`
-	// TokenEnv names an environment variable that holds the token (the
-	// variable must be listed in the bridge's `env`).
-	TokenEnv string `json:"token_env"`
+	// Token is sent as "Authorization: Bearer <token>"; token_env names an
+	// environment variable that holds it (the variable must be listed in
+	// the bridge's `env`).
+	sdk.TokenConfig
 	// Timeout bounds one request, response body included. 0: no limit.
-	Timeout duration `json:"timeout"`
+	Timeout sdk.Duration `json:"timeout" default:"60s"`
 }
 
-const defaultTimeout = 60 * time.Second
-
-var configKeys = "base_url, spec, headers, token, token_env, timeout"
-
-// parseConfig decodes and checks the configuration block. Its errors never
-// quote a configured value: they may be credentials.
-func parseConfig(raw json.RawMessage) (*config, error) {
-	cfg := &config{Timeout: duration{defaultTimeout}}
-	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		raw = json.RawMessage("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(cfg); err != nil {
-		return nil, configError(err)
-	}
-	if cfg.Token != "" && cfg.TokenEnv != "" {
-		return nil, errors.New("set token or token_env, not both")
-	}
-	if cfg.TokenEnv != "" {
-		cfg.Token = os.Getenv(cfg.TokenEnv)
-		if cfg.Token == "" {
-			return nil, fmt.Errorf("token_env: the environment variable %s is empty or not passed to the bridge (list it in the bridge's env = [...])", cfg.TokenEnv)
-		}
+// parseConfig decodes and checks the configuration block, and reports its
+// credentials to the host (req.AddSecrets). Its errors are *sdk.ConfigError
+// naming the key, and never quote a configured value: it may be a
+// credential.
+func parseConfig(req *sdk.ConfigureRequest) (*config, error) {
+	cfg, err := sdk.DecodeConfig[config](req)
+	if err != nil {
+		return nil, err
 	}
 	for name := range cfg.Headers {
 		if !validHeaderName(name) {
-			return nil, fmt.Errorf("headers: %q is not a valid header name", name)
+			return nil, &sdk.ConfigError{Key: "headers", Message: fmt.Sprintf("%q is not a valid header name", name)}
 		}
 	}
 	if cfg.BaseURL != "" {
 		if _, err := parseBaseURL(cfg.BaseURL); err != nil {
-			return nil, fmt.Errorf("base_url: %w", err)
+			return nil, &sdk.ConfigError{Key: "base_url", Message: err.Error()}
 		}
 	}
 	if cfg.BaseURL == "" && cfg.Spec == "" {
-		return nil, errors.New("base_url is required (or give a spec whose servers list has a URL)")
+		return nil, &sdk.ConfigError{Message: "base_url is required (or give a spec whose servers list has a URL)"}
 	}
-	return cfg, nil
-}
-
-// configError rewrites an encoding/json error about the config block.
-func configError(err error) error {
-	var typeErr *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &typeErr):
-		key, _, _ := strings.Cut(typeErr.Field, ".")
-		want := map[string]string{
-			"headers": "an object of strings",
-			"timeout": `seconds as a number, or a duration such as "30s"`,
-		}[key]
-		if want == "" {
-			want = "a string"
-		}
-		return fmt.Errorf("%s: got %s, want %s", typeErr.Field, typeErr.Value, want)
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		name := strings.TrimPrefix(err.Error(), "json: unknown field ")
-		return fmt.Errorf("unknown key %s (the keys are %s)", name, configKeys)
-	}
-	var te *timeoutError
-	if errors.As(err, &te) {
-		return te
-	}
-	return fmt.Errorf("not a JSON object: %v", err)
+	return &cfg, nil
 }
 
 // parseBaseURL checks an absolute http(s) URL without query or fragment.
@@ -124,37 +80,4 @@ func validHeaderName(name string) bool {
 		}
 	}
 	return true
-}
-
-// duration is a timeout in the config: seconds as a number, or a Go
-// duration string.
-type duration struct{ time.Duration }
-
-type timeoutError struct{ msg string }
-
-func (e *timeoutError) Error() string { return e.msg }
-
-func (d *duration) UnmarshalJSON(b []byte) error {
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	switch v := v.(type) {
-	case float64:
-		if v < 0 {
-			return &timeoutError{"timeout: must not be negative"}
-		}
-		d.Duration = time.Duration(v * float64(time.Second))
-		return nil
-	case string:
-		p, err := time.ParseDuration(v)
-		if err != nil || p < 0 {
-			return &timeoutError{fmt.Sprintf(`timeout: %q is not a duration such as "30s" or a number of seconds`, v)}
-		}
-		d.Duration = p
-		return nil
-	case nil:
-		return nil
-	}
-	return &timeoutError{`timeout: want seconds as a number, or a duration such as "30s"`}
 }

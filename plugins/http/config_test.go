@@ -19,20 +19,20 @@ func TestConfigErrors(t *testing.T) {
 		cfg  map[string]any
 		want string
 	}{
-		"unknown key":            {map[string]any{"base_url": api.Base, "token": testToken, "tokn": "x"}, `unknown key "tokn" (the keys are base_url, spec, headers, token, token_env, timeout)`},
+		"unknown key":            {map[string]any{"base_url": api.Base, "token": testToken, "tokn": "x"}, `tokn: unknown key (did you mean "token"?)`},
 		"neither base nor spec":  {map[string]any{"token": testToken}, "base_url is required (or give a spec whose servers list has a URL)"},
 		"relative base_url":      {map[string]any{"base_url": "/api"}, "base_url: want an absolute http:// or https:// URL"},
 		"ftp base_url":           {map[string]any{"base_url": "ftp://example.com"}, "base_url: want an absolute http:// or https:// URL"},
 		"base_url with a query":  {map[string]any{"base_url": "https://example.com/?key=" + testToken}, "base_url: a query or fragment is not supported: give query parameters with each call"},
 		"token and token_env":    {map[string]any{"base_url": api.Base, "token": testToken, "token_env": tokenEnv}, "set token or token_env, not both"},
 		"token_env not passed":   {map[string]any{"base_url": api.Base, "token_env": "PARSELBOX_TEST_NO_SUCH_VAR"}, "token_env: the environment variable PARSELBOX_TEST_NO_SUCH_VAR is empty or not passed to the bridge (list it in the bridge's env = [...])"},
-		"token not a string":     {map[string]any{"base_url": api.Base, "token": 5}, "token: got number, want a string"},
-		"headers not an object":  {map[string]any{"base_url": api.Base, "headers": "X-A: b"}, "headers: got string, want an object of strings"},
-		"header not a string":    {map[string]any{"base_url": api.Base, "headers": map[string]any{"X-A": 1}}, "headers: got number, want an object of strings"},
+		"token not a string":     {map[string]any{"base_url": api.Base, "token": 5}, "token: expected string, got number"},
+		"headers not an object":  {map[string]any{"base_url": api.Base, "headers": "X-A: b"}, "headers: expected an object, got a string"},
+		"header not a string":    {map[string]any{"base_url": api.Base, "headers": map[string]any{"X-A": 1}}, "headers.X-A: expected string, got number"},
 		"bad header name":        {map[string]any{"base_url": api.Base, "headers": map[string]any{"Bad Name": testToken}}, `headers: "Bad Name" is not a valid header name`},
-		"timeout not a duration": {map[string]any{"base_url": api.Base, "timeout": "soon"}, `timeout: "soon" is not a duration such as "30s" or a number of seconds`},
+		"timeout not a duration": {map[string]any{"base_url": api.Base, "timeout": "soon"}, `timeout: expected seconds (a number) or a duration such as "30s", got "soon"`},
 		"negative timeout":       {map[string]any{"base_url": api.Base, "timeout": -1}, "timeout: must not be negative"},
-		"spec file missing":      {map[string]any{"base_url": api.Base, "spec": "/no/such/petstore.yaml"}, "spec /no/such/petstore.yaml: "},
+		"spec file missing":      {map[string]any{"base_url": api.Base, "spec": "/no/such/petstore.yaml"}, "spec: /no/such/petstore.yaml: "},
 		"spec not OpenAPI":       {map[string]any{"base_url": api.Base, "spec": notOpenAPI}, "not a valid OpenAPI document"},
 		"spec URL not found":     {map[string]any{"spec": api.srv.URL + "/nope.json"}, "spec: GET " + api.srv.URL + "/nope.json: 404 Not Found"},
 		"relative server in a file": {map[string]any{"spec": specFile(t, "petstore-3.1.json")},
@@ -62,18 +62,18 @@ func TestConfigValues(t *testing.T) {
 		raw  string
 		want config
 	}{
-		"defaults":        {`{"base_url": "https://Example.COM/v1/"}`, config{BaseURL: "https://Example.COM/v1/", Timeout: duration{60 * time.Second}}},
-		"null is absent":  {`{"base_url": "https://example.com", "timeout": null, "spec": null}`, config{BaseURL: "https://example.com", Timeout: duration{60 * time.Second}}},
-		"seconds":         {`{"base_url": "https://example.com", "timeout": 1.5}`, config{BaseURL: "https://example.com", Timeout: duration{1500 * time.Millisecond}}},
-		"duration":        {`{"base_url": "https://example.com", "timeout": "2m"}`, config{BaseURL: "https://example.com", Timeout: duration{2 * time.Minute}}},
+		"defaults":        {`{"base_url": "https://Example.COM/v1/"}`, config{BaseURL: "https://Example.COM/v1/", Timeout: sdk.Duration(60 * time.Second)}},
+		"null is absent":  {`{"base_url": "https://example.com", "timeout": null, "spec": null}`, config{BaseURL: "https://example.com", Timeout: sdk.Duration(60 * time.Second)}},
+		"seconds":         {`{"base_url": "https://example.com", "timeout": 1.5}`, config{BaseURL: "https://example.com", Timeout: sdk.Duration(1500 * time.Millisecond)}},
+		"duration":        {`{"base_url": "https://example.com", "timeout": "2m"}`, config{BaseURL: "https://example.com", Timeout: sdk.Duration(2 * time.Minute)}},
 		"no limit":        {`{"base_url": "https://example.com", "timeout": 0}`, config{BaseURL: "https://example.com"}},
-		"token from env":  {`{"base_url": "https://example.com", "token_env": "` + tokenEnv + `"}`, config{BaseURL: "https://example.com", Token: testToken, TokenEnv: tokenEnv, Timeout: duration{60 * time.Second}}},
-		"spec, no base":   {`{"spec": "api.yaml"}`, config{Spec: "api.yaml", Timeout: duration{60 * time.Second}}},
-		"headers + token": {`{"base_url": "https://example.com", "headers": {"X-A": "b"}, "token": "t"}`, config{BaseURL: "https://example.com", Headers: map[string]string{"X-A": "b"}, Token: "t", Timeout: duration{60 * time.Second}}},
+		"token from env":  {`{"base_url": "https://example.com", "token_env": "` + tokenEnv + `"}`, config{BaseURL: "https://example.com", TokenConfig: sdk.TokenConfig{Token: sdk.NewSecret(testToken), TokenEnv: tokenEnv}, Timeout: sdk.Duration(60 * time.Second)}},
+		"spec, no base":   {`{"spec": "api.yaml"}`, config{Spec: "api.yaml", Timeout: sdk.Duration(60 * time.Second)}},
+		"headers + token": {`{"base_url": "https://example.com", "headers": {"X-A": "b"}, "token": "t"}`, config{BaseURL: "https://example.com", Headers: map[string]string{"X-A": "b"}, TokenConfig: sdk.TokenConfig{Token: sdk.NewSecret("t")}, Timeout: sdk.Duration(60 * time.Second)}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			got, err := parseConfig(json.RawMessage(tc.raw))
+			got, err := parseConfig(&sdk.ConfigureRequest{Config: json.RawMessage(tc.raw)})
 			if err != nil {
 				t.Fatal(err)
 			}

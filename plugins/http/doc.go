@@ -103,5 +103,7 @@
 // signature or credential) and a password in base_url are replaced by
 // [REDACTED] wherever they would reach Python: a server that echoes them
 // back does not leak them. Values shorter than 6 characters are not
-// redacted.
+// redacted. The bridge reports them to the host from Configure, and the
+// host removes them too, in their common encodings (URL, base64, hex, and
+// inside binary bodies), from results, errors and task logs.
 package main

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,14 +28,22 @@ const testToken = "tok-3f9c2a71e8b4d6"
 // token_env.
 const tokenEnv = "PARSELBOX_TEST_HTTP_TOKEN"
 
+// noOwnRedactionEnv, passed to the plugin, turns its own redaction off
+// (plugins started by sdktest.Start inherit it too: they check no
+// redaction).
+const noOwnRedactionEnv = "PARSELBOX_TEST_NO_OWN_REDACTION"
+
 // The test binary doubles as the bridge plugin: started by a host (or by
 // sdktest.Start), it serves the bridge.
 func TestMain(m *testing.M) {
 	if os.Getenv(sdk.Handshake.MagicCookieKey) != "" {
+		// A bridge that does not redact, to prove that the host does.
+		ownRedaction = os.Getenv(noOwnRedactionEnv) == ""
 		main()
 		return
 	}
 	os.Setenv(tokenEnv, testToken)
+	os.Setenv(noOwnRedactionEnv, "1") // for the plugins that are passed it
 	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	os.Exit(m.Run())
 }
@@ -66,6 +78,36 @@ func newTestAPI(t testing.TB) *testAPI {
 	})
 	mux.HandleFunc("DELETE "+p+"/nothing", func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
+	})
+	// Servers that echo the credentials they get, in every way.
+	mux.HandleFunc("GET "+p+"/echo-binary", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Write([]byte{0xff, 0xfe, 0x00})
+		r.Header.Write(w) // Authorization: Bearer ...
+	})
+	mux.HandleFunc("GET "+p+"/reason", func(w http.ResponseWriter, r *http.Request) {
+		conn, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			panic(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(buf, "HTTP/1.1 418 Teapot says %s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", r.Header.Get("Authorization"))
+		buf.Flush()
+	})
+	mux.HandleFunc("GET "+p+"/encodings", func(w http.ResponseWriter, r *http.Request) {
+		tok := []byte(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+		b64 := base64.StdEncoding.EncodeToString
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]string{
+			"url":       "https://x.example/cb?token=" + url.QueryEscape(string(tok)) + "&state=1",
+			"base64":    b64(tok),
+			"base64url": base64.RawURLEncoding.EncodeToString(tok),
+			"in_b64_0":  b64([]byte("Authorization: Bearer " + string(tok))),
+			"in_b64_1":  b64([]byte("Authorization:  Bearer " + string(tok))),
+			"in_b64_2":  b64([]byte("Authorization:   Bearer " + string(tok))),
+			"hex":       hex.EncodeToString(tok),
+			"HEX":       strings.ToUpper(hex.EncodeToString(tok)),
+		})
 	})
 	mux.Handle("/", petstore.New(testToken))
 	a.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

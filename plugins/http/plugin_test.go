@@ -2,9 +2,13 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,9 +53,11 @@ func TestSubprocess(t *testing.T) {
 	if want := "findPetsByStatus: invalid arguments: status: value must be one of 'available', 'pending', 'sold'"; e.Code != sdk.CodeInvalidArgument || e.Message != want {
 		t.Errorf("validation: %+v", e)
 	}
-	// A configuration error comes back as an error of Configure.
+	// A configuration error comes back as an error of Configure, naming
+	// the key.
 	err = sdktest.Start(t, exec.Command(exe)).Configure(t.Context(), &sdk.ConfigureRequest{Config: json.RawMessage(`{"base_url": "x", "oops": 1}`)})
-	if err == nil || !strings.Contains(err.Error(), `unknown key "oops"`) {
+	var ce *sdk.ConfigError
+	if !errors.As(err, &ce) || ce.Key != "oops" || !strings.HasPrefix(ce.Message, "unknown key") {
 		t.Errorf("bad config: %v", err)
 	}
 }
@@ -232,4 +238,95 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestFromPythonRedaction: a server that echoes the bridge's token in a
+// binary body, in its HTTP reason phrase (which the task's log shows) and
+// URL-encoded, base64, base64url (inside longer payloads at each
+// alignment) and hex gets none of it to Python. The bridge runs without its
+// own redaction: the host's router, which knows the token because the
+// bridge reported it from Configure, is what removes it.
+func TestFromPythonRedaction(t *testing.T) {
+	t.Parallel()
+	rt := testenv.Runtime(t)
+	api := newTestAPI(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	sb, err := host.New(t.Context(), host.Config{
+		RuntimeDir: rt.Dir,
+		CacheDir:   testenv.CacheDir(t),
+		OutputDir:  out,
+		Bridges: map[string]host.BridgeConfig{
+			"leaky": {Plugin: exe, Env: []string{noOwnRedactionEnv}, Config: map[string]any{"base_url": api.Base, "token": testToken}},
+		},
+	})
+	if err != nil {
+		t.Fatalf("host.New: %v", err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	r, err := sb.Execute(t.Context(), `
+import base64
+out = {}
+body = leaky.get("/echo-binary")["data"]
+out["binary"] = [type(body).__name__, base64.b64encode(body).decode()]
+t = leaky.get.task("/reason")
+res = await t
+out["reason"] = [res["status"], t.tail(5)]
+out["encodings"] = leaky.get("/encodings")["data"]
+out`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Error != nil {
+		t.Fatalf("%s: %s\n%s", r.Error.Type, r.Error.Message, r.Error.Traceback)
+	}
+	var got struct {
+		Binary    []string          `json:"binary"`
+		Reason    []any             `json:"reason"`
+		Encodings map[string]string `json:"encodings"`
+	}
+	if err := json.Unmarshal(r.Output, &got); err != nil {
+		t.Fatal(err)
+	}
+	body, err := base64.StdEncoding.DecodeString(got.Binary[1])
+	if err != nil || got.Binary[0] != "bytes" {
+		t.Fatalf("binary body: %v %v", got.Binary, err)
+	}
+	if !bytes.HasPrefix(body, []byte{0xff, 0xfe, 0x00}) || !bytes.Contains(body, []byte("Authorization: Bearer "+sdk.Redacted)) {
+		t.Errorf("binary body, as Python has it: %q", body)
+	}
+	if want := "GET " + api.Base + "/reason → 418 Teapot says Bearer " + sdk.Redacted; len(got.Reason) != 2 || got.Reason[1] != want {
+		t.Errorf("task log: %v, want %q", got.Reason, want)
+	}
+	if len(got.Encodings) != 8 {
+		t.Errorf("encodings: %v", got.Encodings)
+	}
+	for k, v := range got.Encodings {
+		if !strings.Contains(v, sdk.Redacted) {
+			t.Errorf("encodings[%s] = %q, not redacted", k, v)
+		}
+	}
+	seen := string(r.Output) + "\n" + string(body)
+	filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(p)
+			seen += "\n" + string(b)
+		}
+		return nil
+	})
+	tok := []byte(testToken)
+	forms := []string{testToken, url.QueryEscape(testToken), hex.EncodeToString(tok), strings.ToUpper(hex.EncodeToString(tok))}
+	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		for d := range 3 {
+			forms = append(forms, enc.EncodeToString(tok[d:d+(len(tok)-d)/3*3]))
+		}
+	}
+	for _, f := range forms {
+		if strings.Contains(seen, f) {
+			t.Errorf("Python sees %q, a form of the token", f)
+		}
+	}
 }

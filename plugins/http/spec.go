@@ -82,11 +82,11 @@ func loadSpec(ctx context.Context, location string, creds *client) (*openapi3.T,
 	)
 	if strings.HasPrefix(location, "http://") || strings.HasPrefix(location, "https://") {
 		if at, err = url.Parse(location); err != nil {
-			return nil, nil, errors.New("spec: not a valid URL")
+			return nil, nil, &sdk.ConfigError{Key: "spec", Message: "not a valid URL"}
 		}
 		var data []byte
 		if data, err = fetch(ctx, hc, at, creds); err != nil {
-			return nil, nil, fmt.Errorf("spec: %w", err)
+			return nil, nil, &sdk.ConfigError{Key: "spec", Message: err.Error()}
 		}
 		doc, err = loader.LoadFromDataWithPath(data, at)
 	} else {
@@ -99,13 +99,13 @@ func loadSpec(ctx context.Context, location string, creds *client) (*openapi3.T,
 		doc, err = loader.LoadFromFile(file)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("spec %s: %w", shownLocation(location, at), err)
+		return nil, nil, &sdk.ConfigError{Key: "spec", Message: fmt.Sprintf("%s: %v", shownLocation(location, at), err)}
 	}
 	if doc.Paths == nil {
 		doc.Paths = openapi3.NewPaths()
 	}
 	if err := doc.Validate(ctx, openapi3.DisableExamplesValidation(), openapi3.DisableSchemaDefaultsValidation()); err != nil {
-		return nil, nil, fmt.Errorf("spec %s: not a valid OpenAPI document: %w", shownLocation(location, at), err)
+		return nil, nil, &sdk.ConfigError{Key: "spec", Message: fmt.Sprintf("%s: not a valid OpenAPI document: %v", shownLocation(location, at), err)}
 	}
 	return doc, at, nil
 }
@@ -399,13 +399,4 @@ func alias(name string) string {
 		return a
 	}
 	return ""
-}
-
-// title of an operation for descriptions and search: its summary, or its
-// method and path.
-func (op *operation) title() string {
-	if op.summary != "" {
-		return op.summary
-	}
-	return op.method + " " + op.path
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -23,12 +21,6 @@ import (
 // The host names the same variable host.MCPProbeEnv.
 const ProbeEnv = "PARSELBOX_MCP_PROBE"
 
-// DefaultPath is the PATH of a stdio server whose entry sets none: the
-// proxy's process gets none of the host's environment, so neither does the
-// server. When the command is an absolute path, its directory comes first
-// (so that `#!/usr/bin/env node` finds the node next to an npx).
-const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
 // Transport types of a server entry.
 const (
 	typeStdio = "stdio" // a command, spoken to over stdin/stdout
@@ -48,7 +40,9 @@ type serverConfig struct {
 	Type string `json:"type"`
 
 	// Command, Args and Env start a stdio server. A command without a slash
-	// is looked up in the server's PATH (Env's, or DefaultPath).
+	// is looked up in the server's PATH (Env's, or sdk.DefaultPath: the
+	// proxy's process gets none of the host's environment, so neither does
+	// the server).
 	Command string            `json:"command"`
 	Args    []string          `json:"args"`
 	Env     map[string]string `json:"env"`
@@ -62,13 +56,14 @@ type serverConfig struct {
 	redact *sdk.Redactor
 }
 
-// parseConfig decodes and checks the bridge's configuration block.
-func parseConfig(raw json.RawMessage) (*serverConfig, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	var c serverConfig
-	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("decoding the MCP server entry: %w", err)
+// parseConfig decodes and checks the bridge's configuration block, and
+// reports its credentials to the host (req.AddSecrets). Its errors are
+// *sdk.ConfigError naming the key (several joined when several keys are
+// wrong).
+func parseConfig(req *sdk.ConfigureRequest) (*serverConfig, error) {
+	c, err := sdk.DecodeConfig[serverConfig](req)
+	if err != nil {
+		return nil, err
 	}
 	if c.Type == "" {
 		switch {
@@ -82,41 +77,45 @@ func parseConfig(raw json.RawMessage) (*serverConfig, error) {
 		c.Name = "mcp"
 	}
 	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, &sdk.ConfigError{Key: key, Message: fmt.Sprintf("MCP server %q: ", c.Name) + fmt.Sprintf(format, args...)})
+	}
 	switch c.Type {
 	case "":
-		bad(`MCP server %q: give a "command" (stdio) or a "url" (http)`, c.Name)
+		bad("", `give a "command" (stdio) or a "url" (http)`)
 	case typeStdio:
 		if c.Command == "" {
-			bad(`MCP server %q: a stdio server needs a "command"`, c.Name)
+			bad("command", `a stdio server needs a "command"`)
 		}
 		if c.URL != "" || len(c.Headers) > 0 {
-			bad(`MCP server %q: "url" and "headers" are for http servers, not stdio ones`, c.Name)
+			bad("url", `"url" and "headers" are for http servers, not stdio ones`)
 		}
 	case typeHTTP, typeSSE:
 		if err := checkURL(c.URL); err != nil {
-			bad("MCP server %q: %v", c.Name, err)
+			bad("url", "%v", err)
 		}
 		if c.Command != "" || len(c.Args) > 0 || len(c.Env) > 0 {
-			bad(`MCP server %q: "command", "args" and "env" are for stdio servers, not %s ones`, c.Name, c.Type)
+			bad("command", `"command", "args" and "env" are for stdio servers, not %s ones`, c.Type)
 		}
 	default:
-		bad(`MCP server %q: type must be "stdio", "http" or "sse", got %q`, c.Name, c.Type)
+		bad("type", `type must be "stdio", "http" or "sse", got %q`, c.Type)
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.Env)) {
 		if !envName.MatchString(k) {
-			bad("MCP server %q: env %q: not a variable name", c.Name, k)
+			bad("env", "env %q: not a variable name", k)
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
 		if !headerName.MatchString(k) {
-			bad("MCP server %q: header %q: not a header name", c.Name, k)
+			bad("headers", "header %q: not a header name", k)
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	c.redact = sdk.NewRedactor(c.secrets()...)
+	secrets := c.secrets()
+	req.AddSecrets(secrets...)
+	c.redact = sdk.NewRedactor(secrets...)
 	return &c, nil
 }
 
@@ -177,12 +176,14 @@ func safeURLs(msg string) string {
 	})
 }
 
-// environ is a stdio server's whole environment: PATH (DefaultPath unless
+// environ is a stdio server's whole environment: PATH (sdk.DefaultPath unless
 // the entry sets it), the entry's env, and ProbeEnv=1.
 func (c *serverConfig) environ() []string {
-	env := map[string]string{"PATH": DefaultPath}
+	// When the command is an absolute path, its directory comes first (so
+	// that `#!/usr/bin/env node` finds the node next to an npx).
+	env := map[string]string{"PATH": sdk.DefaultPath}
 	if filepath.IsAbs(c.Command) {
-		env["PATH"] = filepath.Dir(c.Command) + string(filepath.ListSeparator) + DefaultPath
+		env["PATH"] = filepath.Dir(c.Command) + string(filepath.ListSeparator) + sdk.DefaultPath
 	}
 	for k, v := range c.Env {
 		env[k] = v
@@ -209,7 +210,7 @@ func (c *serverConfig) executable() (string, error) {
 		}
 		return path, nil
 	}
-	pathEnv := DefaultPath
+	pathEnv := sdk.DefaultPath
 	if p, ok := c.Env["PATH"]; ok {
 		pathEnv = p
 	}

@@ -71,7 +71,7 @@
 // # Environment, lifetime, failures
 //
 // The proxy's process gets none of the host's environment, and a stdio
-// server gets exactly: PATH (DefaultPath, with the directory of an
+// server gets exactly: PATH (sdk.DefaultPath, with the directory of an
 // absolute command first; or the entry's own PATH), the entry's env, and
 // PARSELBOX_MCP_PROBE=1. A command without a slash is looked up in that
 // PATH. A stdio server runs in the proxy's process group with Pdeathsig,
@@ -106,7 +106,10 @@
 // after a scheme such as "Bearer "; the values of env variables with such
 // names; and the URL's password, the Basic credential that Go sends for
 // its user:password, and its query values with such names. Values shorter
-// than 4 characters are not redacted.
+// than 4 characters are not redacted. The bridge reports them to the host
+// from Configure; the host removes them too (with every value of the
+// entry's env and headers, whatever their names), from everything the
+// server's namespace sends to the sandbox, in their common encodings.
 //
 // Args are not treated as secrets: they are not shown, but a server that
 // says them back (in a result, or on stderr in an error message) is not

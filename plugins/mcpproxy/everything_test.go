@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/parselbox/parselbox/sdk"
+	"github.com/parselbox/parselbox/sdk/procgroup"
 	"github.com/parselbox/parselbox/sdk/sdktest"
 )
 
@@ -90,7 +91,7 @@ func startEverything(t *testing.T, node, index, transport string) string {
 	_, port, _ := net.SplitHostPort(addr)
 	cmd := exec.Command(node, index, transport)
 	cmd.Env = []string{"PORT=" + port, "PATH=" + os.Getenv("PATH")}
-	cmd.SysProcAttr = sysProcAttr()
+	procgroup.Prepare(cmd)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +14,9 @@ import (
 	"github.com/parselbox/parselbox/host"
 	"github.com/parselbox/parselbox/internal/testenv"
 )
+
+// accessCode is a value of server-everything's env in TestHost.
+const accessCode = "ac-8Fw2Lq9Zr4Tn7Vd1"
 
 // TestHost drives MCP servers from real Python through host.New, with an
 // mcp.json: server-everything from npm, the go-sdk test server, and an
@@ -34,7 +40,7 @@ func TestHost(t *testing.T) {
 	}
 	mcpJSON, err := json.MarshalIndent(map[string]any{
 		"mcpServers": map[string]any{
-			"everything": map[string]any{"command": node, "args": []string{index, "stdio"}},
+			"everything": map[string]any{"command": node, "args": []string{index, "stdio"}, "env": map[string]string{"ACCESS_CODE": accessCode}},
 			"go-test":    map[string]any{"command": exe, "env": goEnv("basic")},
 			"parselbox":  map[string]any{"command": exe, "env": goEnv("probe")},
 			"off":        map[string]any{"command": "/nonexistent", "disabled": true},
@@ -101,6 +107,22 @@ func TestHost(t *testing.T) {
 		`sbx.search("Echoes back")["everything (mcp)"][0]["path"]`:          "everything.echo",
 	} {
 		diff(t, code, want, value(code))
+	}
+	// The server echoes its environment: the value the configuration gave it
+	// reaches it, and not Python. The proxy does not take ACCESS_CODE for a
+	// credential (its name does not say so); the host takes every value of
+	// an MCP server's env for one, and its router removes it.
+	env := value(`everything.get_env()`).(map[string]any)
+	if env["ACCESS_CODE"] != "[REDACTED]" {
+		t.Errorf("get_env()[ACCESS_CODE] = %v", env["ACCESS_CODE"])
+	}
+	shown := run(`t = everything.get_env.task()
+await t
+[t.result(), t.tail(20), sbx.inspect("everything.get_env")]`)
+	for _, form := range []string{accessCode, base64.StdEncoding.EncodeToString([]byte(accessCode)), hex.EncodeToString([]byte(accessCode))} {
+		if strings.Contains(string(shown.Output), form) || strings.Contains(fmt.Sprint(env), form) {
+			t.Errorf("Python sees %q, a form of the server's env value", form)
+		}
 	}
 	if msg := raised(`go_test.fail()`, "RuntimeError"); msg != "it broke: disk full" {
 		t.Errorf("isError: %q", msg)

@@ -9,12 +9,13 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/parselbox/parselbox/sdk"
+	"github.com/parselbox/parselbox/sdk/procgroup"
 )
 
 // terminateGrace is how long a stdio server gets to exit after its stdin is
@@ -22,12 +23,14 @@ import (
 // tests can shorten it).
 var terminateGrace = 2 * time.Second
 
-// A process is a stdio MCP server. Unlike mcp.CommandTransport, it keeps
-// the server's pipes as plain files (so that Wait never waits for a
-// grandchild that holds stderr open, and never cuts off unread output) and
-// records how the server ended, which the proxy reports.
+// A process is a stdio MCP server, in a process group of its own
+// (sdk/procgroup). Unlike mcp.CommandTransport, it keeps the server's pipes
+// as plain files (so that Wait never waits for a grandchild that holds
+// stderr open, and never cuts off unread output) and records how the server
+// ended, which the proxy reports.
 type process struct {
 	cmd    *exec.Cmd
+	pg     *procgroup.Process
 	stdin  *os.File // our end of the server's stdin
 	stdout *os.File // our end of the server's stdout
 	stderr *os.File // our end of the server's stderr
@@ -40,9 +43,8 @@ type process struct {
 	stopOnce sync.Once
 }
 
-// startProcess starts the server with exactly env as its environment, in
-// the proxy's process group (so that the host's kill of the bridge takes
-// its servers along), and killed if the proxy dies (Pdeathsig). redact
+// startProcess starts the server with exactly env as its environment, in a
+// process group of its own, killed if the proxy dies (Pdeathsig). redact
 // removes credentials from the server's stderr as it is read.
 func startProcess(path string, args, env []string, redact *sdk.Redactor, log hclog.Logger) (_ *process, err error) {
 	var files []*os.File
@@ -68,16 +70,16 @@ func startProcess(path string, args, env []string, redact *sdk.Redactor, log hcl
 	cmd := exec.Command(path, args...)
 	cmd.Env = env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	cmd.SysProcAttr = sysProcAttr()
-	if err := cmd.Start(); err != nil {
+	pg, err := procgroup.Start(cmd)
+	if err != nil {
 		return nil, err
 	}
 	files = []*os.File{inR, outW, errW} // the server's ends: ours to close now
-	p := &process{cmd: cmd, stdin: inW, stdout: outR, stderr: errR, tail: &tail{},
+	p := &process{cmd: cmd, pg: pg, stdin: inW, stdout: outR, stderr: errR, tail: &tail{},
 		exited: make(chan struct{}), stderrDone: make(chan struct{})}
 	go p.readStderr(redact, log)
 	go func() {
-		p.err = cmd.Wait()
+		p.err = pg.Wait() // kills what is left of the server's group first
 		close(p.exited)
 	}()
 	return p, nil
@@ -96,26 +98,13 @@ func (w stdinCloser) Write(b []byte) (int, error) { return w.p.stdin.Write(b) }
 func (w stdinCloser) Close() error                { w.p.stop(); return nil }
 
 // stop stops the server as MCP's stdio transport says: close its stdin, wait,
-// SIGTERM, wait, SIGKILL. Then it closes our ends of its pipes, which ends
-// any read of them (a grandchild may keep them open).
+// SIGTERM, wait, SIGKILL (to its whole process group). Then it closes our
+// ends of its pipes, which ends any read of them (a grandchild may keep them
+// open).
 func (p *process) stop() {
 	p.stopOnce.Do(func() {
-		p.stdin.Close()
-		wait := func() bool {
-			select {
-			case <-p.exited:
-				return true
-			case <-time.After(terminateGrace):
-				return false
-			}
-		}
-		if !wait() {
-			_ = p.cmd.Process.Signal(syscall.SIGTERM)
-			if !wait() {
-				_ = p.cmd.Process.Kill()
-				wait()
-			}
-		}
+		p.pg.Stop(p.stdin, terminateGrace)
+		<-p.exited
 		p.stdout.Close()
 		p.stderr.Close()
 	})

@@ -63,6 +63,10 @@ func newProxy(logger hclog.Logger) *proxy {
 		Configure: p.configure,
 		Shutdown:  p.shutdown,
 		Logger:    logger,
+		// The host removes the entry's credentials from everything the
+		// server sends (they are reported from Configure); the bridge does
+		// too, as a second layer, whatever the server echoes.
+		Middleware: []sdk.Middleware{sdk.RedactMiddleware(p.redactor)},
 	})
 	p.log = p.Bridge.Logger()
 	return p
@@ -73,7 +77,7 @@ func newProxy(logger hclog.Logger) *proxy {
 // without tools (its description says why), so that one broken server does
 // not stop the host.
 func (p *proxy) configure(ctx context.Context, req *sdk.ConfigureRequest) error {
-	cfg, err := parseConfig(req.Config)
+	cfg, err := parseConfig(req)
 	if err != nil {
 		return err
 	}
@@ -134,13 +138,6 @@ func (p *proxy) Describe(ctx context.Context) (*sdk.Description, error) {
 		t.InputSchema, t.OutputSchema = r.RedactJSON(t.InputSchema), r.RedactJSON(t.OutputSchema)
 	}
 	return d, nil
-}
-
-// CallTool implements sdk.BridgeServer: it runs the tool with the
-// configuration's credentials redacted from its result, its error and its
-// log lines and progress, whatever the server echoes.
-func (p *proxy) CallTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-	return p.redactor().CallTool(ctx, req, p.Bridge.CallTool)
 }
 
 // redactor is the current configuration's; nil (which redacts nothing)

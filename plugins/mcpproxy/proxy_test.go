@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -87,7 +88,7 @@ func TestEnvironment(t *testing.T) {
 	t.Setenv("MCPPROXY_TEST_SECRET", "s3cret")
 	c, _ := startProxy(t, goServer(t, "basic"))
 	for name, want := range map[string]any{
-		"PATH":                 DefaultPath,
+		"PATH":                 sdk.DefaultPath,
 		ProbeEnv:               "1",
 		serverModeEnv:          "basic",
 		"MCPPROXY_TEST_SECRET": nil,
@@ -95,7 +96,7 @@ func TestEnvironment(t *testing.T) {
 	} {
 		if name == "PATH" {
 			exe, _ := os.Executable()
-			want = exe[:strings.LastIndex(exe, "/")] + ":" + DefaultPath
+			want = exe[:strings.LastIndex(exe, "/")] + ":" + sdk.DefaultPath
 		}
 		diff(t, "env "+name, want, callValue(t, c, "env", `{"name": "`+name+`"}`))
 	}
@@ -310,8 +311,9 @@ func TestUnavailable(t *testing.T) {
 		"bad env":           `{"name": "x", "command": "a", "env": {"A=B": "c"}}`,
 	} {
 		err := newProxy(sdktest.Logger(t)).Configure(t.Context(), &sdk.ConfigureRequest{Config: json.RawMessage(cfg)})
-		if err == nil {
-			t.Errorf("%s: configured", name)
+		var ce *sdk.ConfigError
+		if !errors.As(err, &ce) {
+			t.Errorf("%s: %v, want a *sdk.ConfigError", name, err)
 		}
 	}
 }

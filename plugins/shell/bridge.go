@@ -9,23 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/parselbox/parselbox/sdk"
-)
-
-// Defaults of the configuration keys.
-const (
-	defaultCommand   = "bash"
-	defaultTimeout   = 60 * time.Second
-	defaultMaxOutput = 16 << 20
-	// defaultPath is the shell's PATH when neither the plugin's environment
-	// nor the `env` key gives one (the host passes a plugin no environment
-	// of its own).
-	defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 )
 
 const description = `Shell commands on the host.
@@ -47,47 +35,16 @@ const description = `Shell commands on the host.
 type config struct {
 	// Command is the shell's command line, split into words like a POSIX
 	// shell would (quotes and backslashes, no expansions).
-	Command *string `json:"command"`
+	Command string `json:"command" default:"bash"`
 	// Cwd is the shell's working directory.
-	Cwd *string `json:"cwd"`
-	// Env sets variables of the shell's environment.
+	Cwd string `json:"cwd"`
+	// Env sets variables of the shell's environment. Without PATH, the
+	// shell's is the plugin's, or sdk.DefaultPath.
 	Env map[string]string `json:"env"`
-	// Timeout bounds one exec: seconds, or a Go duration string; 0 means none.
-	Timeout *duration `json:"timeout"`
+	// Timeout bounds one exec: seconds, or a duration string; 0 means none.
+	Timeout sdk.Duration `json:"timeout" default:"60s"`
 	// MaxOutput bounds what exec keeps of stdout, and of stderr, in bytes.
-	MaxOutput *int `json:"max_output"`
-}
-
-// duration is a JSON number of seconds or a Go duration string ("90s").
-type duration time.Duration
-
-func (d *duration) UnmarshalJSON(b []byte) error {
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	var secs float64
-	switch v := v.(type) {
-	case float64:
-		secs = v
-	case string:
-		if f, err := strconv.ParseFloat(v, 64); err == nil {
-			secs = f
-			break
-		}
-		dd, err := time.ParseDuration(v)
-		if err != nil {
-			return fmt.Errorf("%q is neither a number of seconds nor a duration like \"90s\"", v)
-		}
-		secs = dd.Seconds()
-	default:
-		return fmt.Errorf("want a number of seconds or a duration string, got %s", b)
-	}
-	if secs < 0 {
-		return fmt.Errorf("must not be negative, got %s", b)
-	}
-	*d = duration(secs * float64(time.Second))
-	return nil
+	MaxOutput int `json:"max_output" default:"16777216"`
 }
 
 // settings is a validated configuration.
@@ -103,65 +60,45 @@ type settings struct {
 
 // parseConfig validates the `config` block; base is the environment that the
 // shell inherits (the plugin's own, which holds only what the host passed).
+// Its errors are *sdk.ConfigError naming the key.
 func parseConfig(raw json.RawMessage, base []string) (*settings, error) {
-	var c config
-	if len(bytes.TrimSpace(raw)) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&c); err != nil {
-			return nil, configError(err)
-		}
+	req := &sdk.ConfigureRequest{Config: raw}
+	c, err := sdk.DecodeConfig[config](req)
+	if err != nil {
+		return nil, err
 	}
-	s := &settings{command: defaultCommand, timeout: defaultTimeout, maxOutput: defaultMaxOutput}
-	if c.Command != nil {
-		s.command = *c.Command
+	bad := func(key, format string, args ...any) error {
+		return &sdk.ConfigError{Key: key, Message: fmt.Sprintf(format, args...)}
 	}
+	s := &settings{command: c.Command, timeout: c.Timeout.D(), maxOutput: c.MaxOutput}
 	argv, err := splitCommand(s.command)
 	if err != nil {
-		return nil, fmt.Errorf("command: %w", err)
+		return nil, bad("command", "%v", err)
 	}
 	s.argv = argv
-	if c.Cwd != nil && *c.Cwd != "" {
-		fi, err := os.Stat(*c.Cwd)
+	if c.Cwd != "" {
+		fi, err := os.Stat(c.Cwd)
 		if err != nil {
-			return nil, fmt.Errorf("cwd: %w", err)
+			return nil, bad("cwd", "%v", err)
 		}
 		if !fi.IsDir() {
-			return nil, fmt.Errorf("cwd: %s is not a directory", *c.Cwd)
+			return nil, bad("cwd", "%s is not a directory", c.Cwd)
 		}
-		s.dir = *c.Cwd
+		s.dir = c.Cwd
 	}
 	for k := range c.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return nil, fmt.Errorf("env: invalid variable name %q", k)
+			return nil, bad("env", "invalid variable name %q", k)
 		}
 	}
 	s.env = shellEnv(base, c.Env)
 	if s.path, err = lookPath(argv[0], envValue(s.env, "PATH"), s.dir); err != nil {
-		return nil, fmt.Errorf("command: %w", err)
+		return nil, bad("command", "%v", err)
 	}
-	if c.Timeout != nil {
-		s.timeout = time.Duration(*c.Timeout)
-	}
-	if c.MaxOutput != nil {
-		if *c.MaxOutput <= 0 {
-			return nil, fmt.Errorf("max_output: must be a positive number of bytes, got %d", *c.MaxOutput)
-		}
-		s.maxOutput = *c.MaxOutput
+	if s.maxOutput <= 0 {
+		return nil, bad("max_output", "must be a positive number of bytes, got %d", s.maxOutput)
 	}
 	return s, nil
-}
-
-// configError turns a JSON decoding error into a message naming the key.
-func configError(err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return fmt.Errorf("%s: want %s, got %s", te.Field, te.Type, te.Value)
-	}
-	if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return fmt.Errorf("unknown key %s (known: command, cwd, env, timeout, max_output)", msg)
-	}
-	return err
 }
 
 // shellEnv is the shell's environment: base without the variables that
@@ -177,7 +114,7 @@ func shellEnv(base []string, env map[string]string) []string {
 		vars[k] = v
 	}
 	if _, ok := vars["PATH"]; !ok {
-		vars["PATH"] = defaultPath
+		vars["PATH"] = sdk.DefaultPath
 	}
 	for k, v := range env {
 		vars[k] = v

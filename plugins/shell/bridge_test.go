@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -106,11 +107,11 @@ func TestParseConfig(t *testing.T) {
 			config: fmt.Sprintf(`{"command":"./myshell -x","cwd":%q}`, dir),
 			want:   view{Argv: []string{"./myshell", "-x"}, Path: "./myshell", Dir: dir, Timeout: time.Minute, MaxOutput: 16 << 20},
 		},
-		"unknown key":        {config: `{"shell":"zsh"}`, wantErr: `unknown key "shell"`},
-		"wrong type":         {config: `{"command":["bash"]}`, wantErr: "command: want string"},
-		"env not strings":    {config: `{"env":{"N":1}}`, wantErr: "env: want string"},
+		"unknown key":        {config: `{"shell":"zsh"}`, wantErr: `shell: unknown key (known keys: command, cwd, env, timeout, max_output)`},
+		"wrong type":         {config: `{"command":["bash"]}`, wantErr: "command: expected string, got array"},
+		"env not strings":    {config: `{"env":{"N":1}}`, wantErr: "env.N: expected string, got number"},
 		"bad env name":       {config: `{"env":{"A=B":"1"}}`, wantErr: `invalid variable name "A=B"`},
-		"bad timeout":        {config: `{"timeout":"soon"}`, wantErr: `"soon" is neither`},
+		"bad timeout":        {config: `{"timeout":"soon"}`, wantErr: `timeout: expected seconds (a number) or a duration such as "30s", got "soon"`},
 		"negative timeout":   {config: `{"timeout":-1}`, wantErr: "must not be negative"},
 		"bad max_output":     {config: `{"max_output":0}`, wantErr: "max_output: must be a positive"},
 		"empty command":      {config: `{"command":""}`, wantErr: "command: is empty"},
@@ -119,7 +120,7 @@ func TestParseConfig(t *testing.T) {
 		"not executable":     {config: fmt.Sprintf(`{"command":%q}`, file), wantErr: "not an executable file"},
 		"missing cwd":        {config: `{"cwd":"/no/such/dir"}`, wantErr: "cwd: stat /no/such/dir"},
 		"cwd is a file":      {config: fmt.Sprintf(`{"cwd":%q}`, file), wantErr: "is not a directory"},
-		"not an object":      {config: `[]`, wantErr: "cannot unmarshal array"},
+		"not an object":      {config: `[]`, wantErr: "expected an object, got an array"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -148,7 +149,7 @@ func TestShellEnv(t *testing.T) {
 		env  map[string]string
 		want []string
 	}{
-		"nothing": {want: []string{"PATH=" + defaultPath}},
+		"nothing": {want: []string{"PATH=" + sdk.DefaultPath}},
 		"the plugin's environment, without the plugin machinery": {
 			base: []string{"HOME=/root", "PATH=/bin", "PLUGIN_CLIENT_CERT=x", "PLUGIN_MIN_PORT=1",
 				sdk.Handshake.MagicCookieKey + "=cookie", sdk.LogLevelEnv + "=debug", "malformed", "=x"},
@@ -606,8 +607,9 @@ func TestConfigureRejects(t *testing.T) {
 	t.Parallel()
 	c := sdktest.NewHarness(t, newBridge())
 	err := c.Configure(t.Context(), &sdk.ConfigureRequest{Config: json.RawMessage(`{"command":"bash","shell":"zsh"}`)})
-	if err == nil || !strings.Contains(err.Error(), `unknown key "shell"`) {
-		t.Errorf("Configure: %v", err)
+	var ce *sdk.ConfigError
+	if !errors.As(err, &ce) || ce.Key != "shell" || !strings.HasPrefix(ce.Message, "unknown key") {
+		t.Errorf("Configure: %v, want a *sdk.ConfigError for the key shell", err)
 	}
 }
 

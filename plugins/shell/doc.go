@@ -29,7 +29,7 @@
 //     must exist.
 //   - env: variables of the shell's environment, added to the bridge
 //     process's own environment, which holds only the host variables that
-//     the bridge block's `env` list names. PATH defaults to
+//     the bridge block's `env` list names. PATH defaults to sdk.DefaultPath,
 //     /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin; HOME and
 //     everything else are unset unless given one way or the other: for
 //     `ssh -T user@host`, name HOME and SSH_AUTH_SOCK in the bridge block's

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -42,8 +43,9 @@ func TestPluginSubprocess(t *testing.T) {
 	c := sdktest.Start(t, exec.Command(testBinary(t)))
 
 	err := c.Configure(t.Context(), &sdk.ConfigureRequest{Config: json.RawMessage(`{"max_outputs":1}`)})
-	if err == nil || !strings.Contains(err.Error(), `unknown key "max_outputs"`) {
-		t.Errorf("Configure with an unknown key: %v", err)
+	var ce *sdk.ConfigError
+	if !errors.As(err, &ce) || ce.Key != "max_outputs" || ce.Message != `unknown key (did you mean "max_output"?)` {
+		t.Errorf("Configure with an unknown key: %v, want a *sdk.ConfigError naming it", err)
 	}
 	configure(t, c, map[string]any{"command": "sh", "env": map[string]string{"WHO": "plugin"}})
 
@@ -124,7 +126,7 @@ func TestFromPython(t *testing.T) {
 
 	check("exec", map[string]any{"exit": 3.0, "stdout": "out\n", "stderr": "err\n"},
 		run(`sh.exec("echo out; echo err >&2; exit 3")`))
-	check("default environment", map[string]any{"exit": 0.0, "stdout": defaultPath + "\n[]\n/usr/bin/python3\n", "stderr": ""},
+	check("default environment", map[string]any{"exit": 0.0, "stdout": sdk.DefaultPath + "\n[]\n/usr/bin/python3\n", "stderr": ""},
 		run(`sh.exec('echo "$PATH"; echo "[$HOME]"; command -v python3')`))
 	check("timeout", []any{"TimeoutError", "command timed out after 1s; it was killed with its process group\n--- stdout ---\nstarted"},
 		run(`

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/parselbox/parselbox/sdk/procgroup"
 )
 
 // Mutable for tests.
@@ -35,35 +34,35 @@ const (
 	reasonShutdown               // the bridge shut down
 )
 
-// process is a shell started in its own process group, whose stdin, stdout
-// and stderr are pipes. Ending it (by context, kill, or its own exit) ends
-// the whole group, so the shell's children go with it.
+// process is a shell started in its own process group (sdk/procgroup),
+// whose stdin, stdout and stderr are pipes. Ending it (by context, kill, or
+// its own exit) ends the whole group, so the shell's children go with it.
 type process struct {
 	cmd   *exec.Cmd
+	pg    *procgroup.Process
 	pid   int
 	stdin *os.File // write end
 
 	stdout, stderr *os.File // read ends
 	readers        sync.WaitGroup
 
-	done chan struct{} // closed once the process is reaped
+	done     chan struct{} // closed once the process is reaped
+	stopWait func() bool   // stops the context's watch
 
-	mu     sync.Mutex
-	reaped bool // the leader is reaped: its pid may name another group now
-	why    reason
-	timer  *time.Timer
+	mu  sync.Mutex
+	why reason
 }
 
 // startProcess starts s's command. When ctx ends, the process group gets
 // SIGTERM, then SIGKILL after killGrace.
 func startProcess(ctx context.Context, s *settings) (_ *process, err error) {
-	cmd := exec.CommandContext(ctx, s.path, s.argv[1:]...)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(s.path, s.argv[1:]...)
 	cmd.Args[0] = s.argv[0]
 	cmd.Dir = s.dir
 	cmd.Env = s.env
-	// Own process group, so that ending it ends the shell's children too;
-	// SIGKILL if the bridge's process dies (best effort: the leader only).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 
 	var files []*os.File // every pipe end, closed on failure
 	defer func() {
@@ -94,19 +93,16 @@ func startProcess(ctx context.Context, s *settings) (_ *process, err error) {
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 
-	p := &process{cmd: cmd, stdin: inW, stdout: outR, stderr: errR, done: make(chan struct{})}
-	cmd.Cancel = func() error {
-		p.terminate()
-		return nil
-	}
-	if err := cmd.Start(); err != nil {
+	pg, err := procgroup.Start(cmd)
+	if err != nil {
 		return nil, err
 	}
-	p.pid = cmd.Process.Pid
+	p := &process{cmd: cmd, pg: pg, pid: pg.Pid(), stdin: inW, stdout: outR, stderr: errR, done: make(chan struct{})}
 	// The child has its copies; ours would keep the pipes open.
 	for _, f := range []*os.File{inR, outW, errW} {
 		_ = f.Close()
 	}
+	p.stopWait = context.AfterFunc(ctx, p.terminate)
 	return p, nil
 }
 
@@ -134,37 +130,21 @@ func (p *process) read(out, errOut *lines) {
 // (SIGKILL) after killGrace.
 func (p *process) terminate() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.why == reasonNone {
 		p.why = reasonCancel
 	}
-	p.signalLocked(syscall.SIGTERM)
-	if p.timer == nil {
-		p.timer = time.AfterFunc(killGrace, func() {
-			p.mu.Lock()
-			defer p.mu.Unlock()
-			p.signalLocked(syscall.SIGKILL)
-		})
-	}
+	p.mu.Unlock()
+	go p.pg.Stop(nil, killGrace)
 }
 
 // kill ends the process group at once.
 func (p *process) kill(why reason) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.why == reasonNone {
 		p.why = why
 	}
-	p.signalLocked(syscall.SIGKILL)
-}
-
-// signalLocked signals the process group, as long as its leader is not
-// reaped: until then the leader's pid still names our group. p.mu is held.
-// (cmd.Process is set before cmd.Cancel can run.)
-func (p *process) signalLocked(sig syscall.Signal) {
-	if !p.reaped {
-		_ = syscall.Kill(-p.cmd.Process.Pid, sig) // ESRCH: already gone
-	}
+	p.mu.Unlock()
+	p.pg.Kill()
 }
 
 // wait waits for the shell to exit, kills what is left of its process group
@@ -172,25 +152,12 @@ func (p *process) signalLocked(sig syscall.Signal) {
 // the exit status (128+N for a death by signal N) and why the process ended
 // early, if it did.
 func (p *process) wait() (int, reason) {
-	// Wait for the exit without reaping, so that the pid cannot be reused
-	// while we signal its group.
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if !errors.Is(err, unix.EINTR) {
-			break
-		}
-	}
+	_ = p.pg.Wait() // kills the group's leftovers before reaping the shell
+	p.stopWait()
 	p.mu.Lock()
-	p.signalLocked(syscall.SIGKILL)
-	p.reaped = true
-	if p.timer != nil {
-		p.timer.Stop()
-	}
 	why := p.why
 	p.mu.Unlock()
 
-	_ = p.cmd.Wait()
 	_ = p.stdin.Close()
 	drained := make(chan struct{})
 	go func() {

@@ -1,12 +1,10 @@
 package sdktest
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-plugin"
-	"google.golang.org/grpc"
 
 	"github.com/parselbox/parselbox/internal/wire"
 	"github.com/parselbox/parselbox/sdk"
@@ -16,12 +14,8 @@ import (
 // returns a client of it. The connection is closed when the test ends.
 func NewHarness(t testing.TB, b sdk.BridgeServer) *Client {
 	t.Helper()
-	server, ok := sdk.ServeConfig(b).Plugins[sdk.PluginName].(plugin.GRPCPlugin)
-	if !ok {
-		t.Fatalf("sdktest: sdk.ServeConfig has no gRPC plugin %q", sdk.PluginName)
-	}
-	ps := plugin.PluginSet{sdk.PluginName: &harnessPlugin{server: server, client: &wire.Plugin{}}}
-	conn, srv := plugin.TestPluginGRPCConn(t, false, ps)
+	p := &wire.Plugin{Impl: b, Logger: Logger(t)}
+	conn, srv := plugin.TestPluginGRPCConn(t, false, plugin.PluginSet{sdk.PluginName: p})
 	t.Cleanup(func() {
 		_ = conn.Close() // also stops srv, through go-plugin's controller
 		select {
@@ -36,22 +30,3 @@ func NewHarness(t testing.TB, b sdk.BridgeServer) *Client {
 	}
 	return &Client{rpc: raw.(*wire.Client)}
 }
-
-// harnessPlugin joins the bridge side (sdk) and the host side (wire) of the
-// plugin, as go-plugin's in-process test connection needs one plugin set for
-// both.
-type harnessPlugin struct {
-	plugin.NetRPCUnsupportedPlugin
-	server plugin.GRPCPlugin
-	client plugin.GRPCPlugin
-}
-
-func (p *harnessPlugin) GRPCServer(broker *plugin.GRPCBroker, s *grpc.Server) error {
-	return p.server.GRPCServer(broker, s)
-}
-
-func (p *harnessPlugin) GRPCClient(ctx context.Context, broker *plugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
-	return p.client.GRPCClient(ctx, broker, conn)
-}
-
-var _ plugin.GRPCPlugin = (*harnessPlugin)(nil)

@@ -21,6 +21,7 @@ func Start(t testing.TB, cmd *exec.Cmd) *Client {
 		Plugins:          wire.PluginSet(wire.ClientOptions{}),
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		GRPCDialOptions:  wire.DialOptions(),
 		Logger:           Logger(t),
 	})
 	t.Cleanup(client.Kill)

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/parselbox/parselbox/sdk"
@@ -118,5 +120,38 @@ func TestSlowStopsWhenCancelled(t *testing.T) {
 	// The message is the tool's own: the cancel reached it.
 	if !res.IsError || res.Error.Code != sdk.CodeCancelled || res.Error.Message != "slow: cancelled after 1 ticks" {
 		t.Fatalf("cancelled slow = %+v", res.Error)
+	}
+}
+
+// The configuration's greeting, and its default; an unknown key is an
+// error naming it.
+func TestConfigure(t *testing.T) {
+	t.Parallel()
+	b := start(t)
+	if err := b.Configure(t.Context(), &sdk.ConfigureRequest{Config: []byte(`{"greeting": "hi"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.CallTool(t.Context(), &sdk.CallToolRequest{Name: "greet", Arguments: []byte(`{"name":"ada"}`)})
+	if err != nil || string(res.Content) != `"hi, ada"` {
+		t.Errorf("greet = %s, %v", res.Content, err)
+	}
+	err = b.Configure(t.Context(), &sdk.ConfigureRequest{Config: []byte(`{"greetings": "hi"}`)})
+	var ce *sdk.ConfigError
+	if !errors.As(err, &ce) || ce.Key != "greetings" || ce.Message != `unknown key (did you mean "greeting"?)` {
+		t.Errorf("Configure with a misspelt key = %v", err)
+	}
+}
+
+// slow's seconds has a default: it is in the schema.
+func TestSlowDefault(t *testing.T) {
+	t.Parallel()
+	d, err := sdktest.NewHarness(t, newBridge()).Describe(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range d.Tools {
+		if tool.Name == "slow" && !strings.Contains(string(tool.InputSchema), `"default":10`) {
+			t.Errorf("schema of slow = %s", tool.InputSchema)
+		}
 	}
 }

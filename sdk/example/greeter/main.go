@@ -4,32 +4,37 @@
 //
 //	bridge "greeter" {
 //	  plugin = "greeter"
+//	  config = { greeting = "hello" } # the default
 //	}
 //
 // Then, in the sandbox: greeter.greet("ada") returns "hello, ada", and
-// t = greeter.slow.task(seconds=10) ticks in the background: t.send("hi")
-// shows up in its log as "got: hi", and t.cancel() stops it.
+// t = greeter.slow.task() ticks in the background (10 times unless
+// seconds= says otherwise): t.send("hi") shows up in its log as "got: hi",
+// and t.cancel() stops it.
 package main
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/parselbox/parselbox/sdk"
 )
 
+// config is the bridge's configuration block.
+type config struct {
+	// Greeting opens every greeting.
+	Greeting string `json:"greeting" default:"hello"`
+}
+
 type greetIn struct {
 	Name string `json:"name" jsonschema:"who to greet"`
 }
 
-func greet(ctx context.Context, req *sdk.CallToolRequest, in greetIn) (string, error) {
-	return "hello, " + in.Name, nil
-}
-
 type slowIn struct {
-	Seconds int `json:"seconds" jsonschema:"how long to run, in seconds"`
+	Seconds int `json:"seconds" default:"10" jsonschema:"how long to run, in seconds"`
 }
 
 type slowOut struct {
@@ -67,8 +72,30 @@ func text(msg json.RawMessage) string {
 }
 
 func newBridge() *sdk.Bridge {
-	b := sdk.NewBridge(&sdk.Info{Name: "greeter", Version: "v0.1.0", Description: "Greets people, slowly if asked."}, nil)
-	sdk.AddTool(b, &sdk.Tool{Name: "greet", Description: "Say hello to someone."}, greet)
+	var (
+		mu  sync.Mutex
+		cfg = config{Greeting: "hello"}
+	)
+	b := sdk.NewBridge(&sdk.Info{Name: "greeter", Version: "v0.1.0", Description: "Greets people, slowly if asked."}, &sdk.Options{
+		// The configuration is decoded strictly, with its defaults; an
+		// unknown or mistyped key is an error that names it.
+		Configure: func(_ context.Context, req *sdk.ConfigureRequest) error {
+			c, err := sdk.DecodeConfig[config](req)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			cfg = c
+			mu.Unlock()
+			return nil
+		},
+	})
+	sdk.AddTool(b, &sdk.Tool{Name: "greet", Description: "Say hello to someone."},
+		func(_ context.Context, _ *sdk.CallToolRequest, in greetIn) (string, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return cfg.Greeting + ", " + in.Name, nil
+		})
 	sdk.AddTool(b, &sdk.Tool{Name: "slow", Description: "Tick once a second for a while; log what is sent in."}, slow)
 	return b
 }

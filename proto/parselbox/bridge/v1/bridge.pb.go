@@ -38,9 +38,8 @@ const (
 )
 
 // ErrorCode classifies a failure; each becomes a Python exception in the
-// sandbox. The lower-case name without the prefix is the code's name in the
-// Go SDK (ERROR_CODE_INVALID_ARGUMENT is sdk.CodeInvalidArgument,
-// "invalid_argument"). Unknown codes are read as INTERNAL.
+// sandbox. The Go side keeps one table of code, enum value and Python
+// exception (internal/protocol). Unknown codes are read as INTERNAL.
 type ErrorCode int32
 
 const (
@@ -297,7 +296,10 @@ type Tool struct {
 	OutputSchema []byte `protobuf:"bytes,4,opt,name=output_schema,json=outputSchema,proto3" json:"output_schema,omitempty"`
 	// Parameter names in declaration order: positional arguments from Python
 	// map onto them in this order.
-	Params        []string `protobuf:"bytes,5,rep,name=params,proto3" json:"params,omitempty"`
+	Params []string `protobuf:"bytes,5,rep,name=params,proto3" json:"params,omitempty"`
+	// The last parameter takes the remaining positional arguments, as a list
+	// (a Go variadic parameter).
+	Variadic      bool `protobuf:"varint,6,opt,name=variadic,proto3" json:"variadic,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -367,6 +369,13 @@ func (x *Tool) GetParams() []string {
 	return nil
 }
 
+func (x *Tool) GetVariadic() bool {
+	if x != nil {
+		return x.Variadic
+	}
+	return false
+}
+
 type ConfigureRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The bridge's `config` block as JSON text; "{}" when absent.
@@ -423,7 +432,12 @@ func (x *ConfigureRequest) GetHostBrokerId() uint32 {
 }
 
 type ConfigureResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Values that the host removes from everything the bridge sends to the
+	// sandbox (results, errors, log lines, progress), in their common encodings
+	// too: the credentials the bridge found in its configuration. The host adds
+	// what it knows itself (the environment it passes the bridge).
+	Secrets       []string `protobuf:"bytes,1,rep,name=secrets,proto3" json:"secrets,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -458,6 +472,69 @@ func (*ConfigureResponse) Descriptor() ([]byte, []int) {
 	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{5}
 }
 
+func (x *ConfigureResponse) GetSecrets() []string {
+	if x != nil {
+		return x.Secrets
+	}
+	return nil
+}
+
+// ConfigError is the status detail of a Configure that rejects the
+// configuration: key is the dotted path of the offending key inside the
+// bridge's config block ("" for the block as a whole), message says what is
+// wrong with it without repeating the key.
+type ConfigError struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConfigError) Reset() {
+	*x = ConfigError{}
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConfigError) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConfigError) ProtoMessage() {}
+
+func (x *ConfigError) ProtoReflect() protoreflect.Message {
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConfigError.ProtoReflect.Descriptor instead.
+func (*ConfigError) Descriptor() ([]byte, []int) {
+	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ConfigError) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *ConfigError) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 // CallRequest is a message from the host into a Call stream.
 type CallRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -473,7 +550,7 @@ type CallRequest struct {
 
 func (x *CallRequest) Reset() {
 	*x = CallRequest{}
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[6]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -485,7 +562,7 @@ func (x *CallRequest) String() string {
 func (*CallRequest) ProtoMessage() {}
 
 func (x *CallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[6]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -498,7 +575,7 @@ func (x *CallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallRequest.ProtoReflect.Descriptor instead.
 func (*CallRequest) Descriptor() ([]byte, []int) {
-	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{6}
+	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CallRequest) GetMsg() isCallRequest_Msg {
@@ -575,7 +652,7 @@ type CallStart struct {
 
 func (x *CallStart) Reset() {
 	*x = CallStart{}
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[7]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -587,7 +664,7 @@ func (x *CallStart) String() string {
 func (*CallStart) ProtoMessage() {}
 
 func (x *CallStart) ProtoReflect() protoreflect.Message {
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[7]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -600,7 +677,7 @@ func (x *CallStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallStart.ProtoReflect.Descriptor instead.
 func (*CallStart) Descriptor() ([]byte, []int) {
-	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{7}
+	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CallStart) GetName() string {
@@ -635,7 +712,7 @@ type CallSend struct {
 
 func (x *CallSend) Reset() {
 	*x = CallSend{}
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[8]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -647,7 +724,7 @@ func (x *CallSend) String() string {
 func (*CallSend) ProtoMessage() {}
 
 func (x *CallSend) ProtoReflect() protoreflect.Message {
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[8]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -660,7 +737,7 @@ func (x *CallSend) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallSend.ProtoReflect.Descriptor instead.
 func (*CallSend) Descriptor() ([]byte, []int) {
-	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{8}
+	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CallSend) GetMessage() []byte {
@@ -679,7 +756,7 @@ type CallCancel struct {
 
 func (x *CallCancel) Reset() {
 	*x = CallCancel{}
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[9]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -691,7 +768,7 @@ func (x *CallCancel) String() string {
 func (*CallCancel) ProtoMessage() {}
 
 func (x *CallCancel) ProtoReflect() protoreflect.Message {
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[9]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -704,7 +781,7 @@ func (x *CallCancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallCancel.ProtoReflect.Descriptor instead.
 func (*CallCancel) Descriptor() ([]byte, []int) {
-	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{9}
+	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{10}
 }
 
 // CallResponse is a message from the bridge out of a Call stream.
@@ -722,7 +799,7 @@ type CallResponse struct {
 
 func (x *CallResponse) Reset() {
 	*x = CallResponse{}
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[10]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -734,7 +811,7 @@ func (x *CallResponse) String() string {
 func (*CallResponse) ProtoMessage() {}
 
 func (x *CallResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[10]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -747,7 +824,7 @@ func (x *CallResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallResponse.ProtoReflect.Descriptor instead.
 func (*CallResponse) Descriptor() ([]byte, []int) {
-	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{10}
+	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CallResponse) GetMsg() isCallResponse_Msg {
@@ -819,7 +896,7 @@ type CallLog struct {
 
 func (x *CallLog) Reset() {
 	*x = CallLog{}
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[11]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -831,7 +908,7 @@ func (x *CallLog) String() string {
 func (*CallLog) ProtoMessage() {}
 
 func (x *CallLog) ProtoReflect() protoreflect.Message {
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[11]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -844,7 +921,7 @@ func (x *CallLog) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallLog.ProtoReflect.Descriptor instead.
 func (*CallLog) Descriptor() ([]byte, []int) {
-	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{11}
+	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CallLog) GetLine() string {
@@ -866,7 +943,7 @@ type CallProgress struct {
 
 func (x *CallProgress) Reset() {
 	*x = CallProgress{}
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[12]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -878,7 +955,7 @@ func (x *CallProgress) String() string {
 func (*CallProgress) ProtoMessage() {}
 
 func (x *CallProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[12]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -891,7 +968,7 @@ func (x *CallProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallProgress.ProtoReflect.Descriptor instead.
 func (*CallProgress) Descriptor() ([]byte, []int) {
-	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{12}
+	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CallProgress) GetProgress() float64 {
@@ -929,7 +1006,7 @@ type CallResult struct {
 
 func (x *CallResult) Reset() {
 	*x = CallResult{}
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[13]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -941,7 +1018,7 @@ func (x *CallResult) String() string {
 func (*CallResult) ProtoMessage() {}
 
 func (x *CallResult) ProtoReflect() protoreflect.Message {
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[13]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -954,7 +1031,7 @@ func (x *CallResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallResult.ProtoReflect.Descriptor instead.
 func (*CallResult) Descriptor() ([]byte, []int) {
-	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{13}
+	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CallResult) GetContent() []byte {
@@ -990,7 +1067,7 @@ type ToolError struct {
 
 func (x *ToolError) Reset() {
 	*x = ToolError{}
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[14]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1002,7 +1079,7 @@ func (x *ToolError) String() string {
 func (*ToolError) ProtoMessage() {}
 
 func (x *ToolError) ProtoReflect() protoreflect.Message {
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[14]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1015,7 +1092,7 @@ func (x *ToolError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolError.ProtoReflect.Descriptor instead.
 func (*ToolError) Descriptor() ([]byte, []int) {
-	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{14}
+	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ToolError) GetCode() ErrorCode {
@@ -1040,7 +1117,7 @@ type ShutdownRequest struct {
 
 func (x *ShutdownRequest) Reset() {
 	*x = ShutdownRequest{}
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[15]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1052,7 +1129,7 @@ func (x *ShutdownRequest) String() string {
 func (*ShutdownRequest) ProtoMessage() {}
 
 func (x *ShutdownRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[15]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1065,7 +1142,7 @@ func (x *ShutdownRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownRequest.ProtoReflect.Descriptor instead.
 func (*ShutdownRequest) Descriptor() ([]byte, []int) {
-	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{15}
+	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{16}
 }
 
 type ShutdownResponse struct {
@@ -1076,7 +1153,7 @@ type ShutdownResponse struct {
 
 func (x *ShutdownResponse) Reset() {
 	*x = ShutdownResponse{}
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[16]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1088,7 +1165,7 @@ func (x *ShutdownResponse) String() string {
 func (*ShutdownResponse) ProtoMessage() {}
 
 func (x *ShutdownResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[16]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1101,7 +1178,7 @@ func (x *ShutdownResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownResponse.ProtoReflect.Descriptor instead.
 func (*ShutdownResponse) Descriptor() ([]byte, []int) {
-	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{16}
+	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{17}
 }
 
 type CallToolRequest struct {
@@ -1116,7 +1193,7 @@ type CallToolRequest struct {
 
 func (x *CallToolRequest) Reset() {
 	*x = CallToolRequest{}
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[17]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1128,7 +1205,7 @@ func (x *CallToolRequest) String() string {
 func (*CallToolRequest) ProtoMessage() {}
 
 func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[17]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1141,7 +1218,7 @@ func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolRequest.ProtoReflect.Descriptor instead.
 func (*CallToolRequest) Descriptor() ([]byte, []int) {
-	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{17}
+	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CallToolRequest) GetPath() string {
@@ -1167,7 +1244,7 @@ type CallToolResponse struct {
 
 func (x *CallToolResponse) Reset() {
 	*x = CallToolResponse{}
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[18]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1179,7 +1256,7 @@ func (x *CallToolResponse) String() string {
 func (*CallToolResponse) ProtoMessage() {}
 
 func (x *CallToolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[18]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1192,7 +1269,7 @@ func (x *CallToolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolResponse.ProtoReflect.Descriptor instead.
 func (*CallToolResponse) Descriptor() ([]byte, []int) {
-	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{18}
+	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CallToolResponse) GetResult() *CallResult {
@@ -1218,17 +1295,22 @@ const file_parselbox_bridge_v1_bridge_proto_rawDesc = "" +
 	"\x05tools\x18\x05 \x03(\v2\x19.parselbox.bridge.v1.ToolR\x05tools\"A\n" +
 	"\tNamespace\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12 \n" +
-	"\vdescription\x18\x02 \x01(\tR\vdescription\"\x9c\x01\n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\"\xb8\x01\n" +
 	"\x04Tool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12!\n" +
 	"\finput_schema\x18\x03 \x01(\fR\vinputSchema\x12#\n" +
 	"\routput_schema\x18\x04 \x01(\fR\foutputSchema\x12\x16\n" +
-	"\x06params\x18\x05 \x03(\tR\x06params\"P\n" +
+	"\x06params\x18\x05 \x03(\tR\x06params\x12\x1a\n" +
+	"\bvariadic\x18\x06 \x01(\bR\bvariadic\"P\n" +
 	"\x10ConfigureRequest\x12\x16\n" +
 	"\x06config\x18\x01 \x01(\fR\x06config\x12$\n" +
-	"\x0ehost_broker_id\x18\x02 \x01(\rR\fhostBrokerId\"\x13\n" +
-	"\x11ConfigureResponse\"\xbc\x01\n" +
+	"\x0ehost_broker_id\x18\x02 \x01(\rR\fhostBrokerId\"-\n" +
+	"\x11ConfigureResponse\x12\x18\n" +
+	"\asecrets\x18\x01 \x03(\tR\asecrets\"9\n" +
+	"\vConfigError\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"\xbc\x01\n" +
 	"\vCallRequest\x126\n" +
 	"\x05start\x18\x01 \x01(\v2\x1e.parselbox.bridge.v1.CallStartH\x00R\x05start\x123\n" +
 	"\x04send\x18\x02 \x01(\v2\x1d.parselbox.bridge.v1.CallSendH\x00R\x04send\x129\n" +
@@ -1276,11 +1358,12 @@ const file_parselbox_bridge_v1_bridge_proto_rawDesc = "" +
 	"\x12ERROR_CODE_TIMEOUT\x10\x04\x12\x18\n" +
 	"\x14ERROR_CODE_NOT_FOUND\x10\x05\x12\x18\n" +
 	"\x14ERROR_CODE_CANCELLED\x10\x06\x12\x1a\n" +
-	"\x16ERROR_CODE_UNAVAILABLE\x10\a2\xe7\x02\n" +
+	"\x16ERROR_CODE_UNAVAILABLE\x10\a2\xaf\x03\n" +
 	"\x06Bridge\x12W\n" +
 	"\bDescribe\x12$.parselbox.bridge.v1.DescribeRequest\x1a%.parselbox.bridge.v1.DescribeResponse\x12Z\n" +
 	"\tConfigure\x12%.parselbox.bridge.v1.ConfigureRequest\x1a&.parselbox.bridge.v1.ConfigureResponse\x12O\n" +
-	"\x04Call\x12 .parselbox.bridge.v1.CallRequest\x1a!.parselbox.bridge.v1.CallResponse(\x010\x01\x12W\n" +
+	"\x04Call\x12 .parselbox.bridge.v1.CallRequest\x1a!.parselbox.bridge.v1.CallResponse(\x010\x01\x12F\n" +
+	"\x03Run\x12\x1e.parselbox.bridge.v1.CallStart\x1a\x1f.parselbox.bridge.v1.CallResult\x12W\n" +
 	"\bShutdown\x12$.parselbox.bridge.v1.ShutdownRequest\x1a%.parselbox.bridge.v1.ShutdownResponse2_\n" +
 	"\x04Host\x12W\n" +
 	"\bCallTool\x12$.parselbox.bridge.v1.CallToolRequest\x1a%.parselbox.bridge.v1.CallToolResponseBCZAgithub.com/parselbox/parselbox/proto/parselbox/bridge/v1;bridgev1b\x06proto3"
@@ -1298,7 +1381,7 @@ func file_parselbox_bridge_v1_bridge_proto_rawDescGZIP() []byte {
 }
 
 var file_parselbox_bridge_v1_bridge_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_parselbox_bridge_v1_bridge_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_parselbox_bridge_v1_bridge_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_parselbox_bridge_v1_bridge_proto_goTypes = []any{
 	(ErrorCode)(0),            // 0: parselbox.bridge.v1.ErrorCode
 	(*DescribeRequest)(nil),   // 1: parselbox.bridge.v1.DescribeRequest
@@ -1307,44 +1390,47 @@ var file_parselbox_bridge_v1_bridge_proto_goTypes = []any{
 	(*Tool)(nil),              // 4: parselbox.bridge.v1.Tool
 	(*ConfigureRequest)(nil),  // 5: parselbox.bridge.v1.ConfigureRequest
 	(*ConfigureResponse)(nil), // 6: parselbox.bridge.v1.ConfigureResponse
-	(*CallRequest)(nil),       // 7: parselbox.bridge.v1.CallRequest
-	(*CallStart)(nil),         // 8: parselbox.bridge.v1.CallStart
-	(*CallSend)(nil),          // 9: parselbox.bridge.v1.CallSend
-	(*CallCancel)(nil),        // 10: parselbox.bridge.v1.CallCancel
-	(*CallResponse)(nil),      // 11: parselbox.bridge.v1.CallResponse
-	(*CallLog)(nil),           // 12: parselbox.bridge.v1.CallLog
-	(*CallProgress)(nil),      // 13: parselbox.bridge.v1.CallProgress
-	(*CallResult)(nil),        // 14: parselbox.bridge.v1.CallResult
-	(*ToolError)(nil),         // 15: parselbox.bridge.v1.ToolError
-	(*ShutdownRequest)(nil),   // 16: parselbox.bridge.v1.ShutdownRequest
-	(*ShutdownResponse)(nil),  // 17: parselbox.bridge.v1.ShutdownResponse
-	(*CallToolRequest)(nil),   // 18: parselbox.bridge.v1.CallToolRequest
-	(*CallToolResponse)(nil),  // 19: parselbox.bridge.v1.CallToolResponse
+	(*ConfigError)(nil),       // 7: parselbox.bridge.v1.ConfigError
+	(*CallRequest)(nil),       // 8: parselbox.bridge.v1.CallRequest
+	(*CallStart)(nil),         // 9: parselbox.bridge.v1.CallStart
+	(*CallSend)(nil),          // 10: parselbox.bridge.v1.CallSend
+	(*CallCancel)(nil),        // 11: parselbox.bridge.v1.CallCancel
+	(*CallResponse)(nil),      // 12: parselbox.bridge.v1.CallResponse
+	(*CallLog)(nil),           // 13: parselbox.bridge.v1.CallLog
+	(*CallProgress)(nil),      // 14: parselbox.bridge.v1.CallProgress
+	(*CallResult)(nil),        // 15: parselbox.bridge.v1.CallResult
+	(*ToolError)(nil),         // 16: parselbox.bridge.v1.ToolError
+	(*ShutdownRequest)(nil),   // 17: parselbox.bridge.v1.ShutdownRequest
+	(*ShutdownResponse)(nil),  // 18: parselbox.bridge.v1.ShutdownResponse
+	(*CallToolRequest)(nil),   // 19: parselbox.bridge.v1.CallToolRequest
+	(*CallToolResponse)(nil),  // 20: parselbox.bridge.v1.CallToolResponse
 }
 var file_parselbox_bridge_v1_bridge_proto_depIdxs = []int32{
 	3,  // 0: parselbox.bridge.v1.DescribeResponse.namespaces:type_name -> parselbox.bridge.v1.Namespace
 	4,  // 1: parselbox.bridge.v1.DescribeResponse.tools:type_name -> parselbox.bridge.v1.Tool
-	8,  // 2: parselbox.bridge.v1.CallRequest.start:type_name -> parselbox.bridge.v1.CallStart
-	9,  // 3: parselbox.bridge.v1.CallRequest.send:type_name -> parselbox.bridge.v1.CallSend
-	10, // 4: parselbox.bridge.v1.CallRequest.cancel:type_name -> parselbox.bridge.v1.CallCancel
-	12, // 5: parselbox.bridge.v1.CallResponse.log:type_name -> parselbox.bridge.v1.CallLog
-	13, // 6: parselbox.bridge.v1.CallResponse.progress:type_name -> parselbox.bridge.v1.CallProgress
-	14, // 7: parselbox.bridge.v1.CallResponse.result:type_name -> parselbox.bridge.v1.CallResult
-	15, // 8: parselbox.bridge.v1.CallResult.error:type_name -> parselbox.bridge.v1.ToolError
+	9,  // 2: parselbox.bridge.v1.CallRequest.start:type_name -> parselbox.bridge.v1.CallStart
+	10, // 3: parselbox.bridge.v1.CallRequest.send:type_name -> parselbox.bridge.v1.CallSend
+	11, // 4: parselbox.bridge.v1.CallRequest.cancel:type_name -> parselbox.bridge.v1.CallCancel
+	13, // 5: parselbox.bridge.v1.CallResponse.log:type_name -> parselbox.bridge.v1.CallLog
+	14, // 6: parselbox.bridge.v1.CallResponse.progress:type_name -> parselbox.bridge.v1.CallProgress
+	15, // 7: parselbox.bridge.v1.CallResponse.result:type_name -> parselbox.bridge.v1.CallResult
+	16, // 8: parselbox.bridge.v1.CallResult.error:type_name -> parselbox.bridge.v1.ToolError
 	0,  // 9: parselbox.bridge.v1.ToolError.code:type_name -> parselbox.bridge.v1.ErrorCode
-	14, // 10: parselbox.bridge.v1.CallToolResponse.result:type_name -> parselbox.bridge.v1.CallResult
+	15, // 10: parselbox.bridge.v1.CallToolResponse.result:type_name -> parselbox.bridge.v1.CallResult
 	1,  // 11: parselbox.bridge.v1.Bridge.Describe:input_type -> parselbox.bridge.v1.DescribeRequest
 	5,  // 12: parselbox.bridge.v1.Bridge.Configure:input_type -> parselbox.bridge.v1.ConfigureRequest
-	7,  // 13: parselbox.bridge.v1.Bridge.Call:input_type -> parselbox.bridge.v1.CallRequest
-	16, // 14: parselbox.bridge.v1.Bridge.Shutdown:input_type -> parselbox.bridge.v1.ShutdownRequest
-	18, // 15: parselbox.bridge.v1.Host.CallTool:input_type -> parselbox.bridge.v1.CallToolRequest
-	2,  // 16: parselbox.bridge.v1.Bridge.Describe:output_type -> parselbox.bridge.v1.DescribeResponse
-	6,  // 17: parselbox.bridge.v1.Bridge.Configure:output_type -> parselbox.bridge.v1.ConfigureResponse
-	11, // 18: parselbox.bridge.v1.Bridge.Call:output_type -> parselbox.bridge.v1.CallResponse
-	17, // 19: parselbox.bridge.v1.Bridge.Shutdown:output_type -> parselbox.bridge.v1.ShutdownResponse
-	19, // 20: parselbox.bridge.v1.Host.CallTool:output_type -> parselbox.bridge.v1.CallToolResponse
-	16, // [16:21] is the sub-list for method output_type
-	11, // [11:16] is the sub-list for method input_type
+	8,  // 13: parselbox.bridge.v1.Bridge.Call:input_type -> parselbox.bridge.v1.CallRequest
+	9,  // 14: parselbox.bridge.v1.Bridge.Run:input_type -> parselbox.bridge.v1.CallStart
+	17, // 15: parselbox.bridge.v1.Bridge.Shutdown:input_type -> parselbox.bridge.v1.ShutdownRequest
+	19, // 16: parselbox.bridge.v1.Host.CallTool:input_type -> parselbox.bridge.v1.CallToolRequest
+	2,  // 17: parselbox.bridge.v1.Bridge.Describe:output_type -> parselbox.bridge.v1.DescribeResponse
+	6,  // 18: parselbox.bridge.v1.Bridge.Configure:output_type -> parselbox.bridge.v1.ConfigureResponse
+	12, // 19: parselbox.bridge.v1.Bridge.Call:output_type -> parselbox.bridge.v1.CallResponse
+	15, // 20: parselbox.bridge.v1.Bridge.Run:output_type -> parselbox.bridge.v1.CallResult
+	18, // 21: parselbox.bridge.v1.Bridge.Shutdown:output_type -> parselbox.bridge.v1.ShutdownResponse
+	20, // 22: parselbox.bridge.v1.Host.CallTool:output_type -> parselbox.bridge.v1.CallToolResponse
+	17, // [17:23] is the sub-list for method output_type
+	11, // [11:17] is the sub-list for method input_type
 	11, // [11:11] is the sub-list for extension type_name
 	11, // [11:11] is the sub-list for extension extendee
 	0,  // [0:11] is the sub-list for field type_name
@@ -1355,12 +1441,12 @@ func file_parselbox_bridge_v1_bridge_proto_init() {
 	if File_parselbox_bridge_v1_bridge_proto != nil {
 		return
 	}
-	file_parselbox_bridge_v1_bridge_proto_msgTypes[6].OneofWrappers = []any{
+	file_parselbox_bridge_v1_bridge_proto_msgTypes[7].OneofWrappers = []any{
 		(*CallRequest_Start)(nil),
 		(*CallRequest_Send)(nil),
 		(*CallRequest_Cancel)(nil),
 	}
-	file_parselbox_bridge_v1_bridge_proto_msgTypes[10].OneofWrappers = []any{
+	file_parselbox_bridge_v1_bridge_proto_msgTypes[11].OneofWrappers = []any{
 		(*CallResponse_Log)(nil),
 		(*CallResponse_Progress)(nil),
 		(*CallResponse_Result)(nil),
@@ -1371,7 +1457,7 @@ func file_parselbox_bridge_v1_bridge_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_parselbox_bridge_v1_bridge_proto_rawDesc), len(file_parselbox_bridge_v1_bridge_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

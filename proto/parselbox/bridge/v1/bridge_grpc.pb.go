@@ -38,6 +38,7 @@ const (
 	Bridge_Describe_FullMethodName  = "/parselbox.bridge.v1.Bridge/Describe"
 	Bridge_Configure_FullMethodName = "/parselbox.bridge.v1.Bridge/Configure"
 	Bridge_Call_FullMethodName      = "/parselbox.bridge.v1.Bridge/Call"
+	Bridge_Run_FullMethodName       = "/parselbox.bridge.v1.Bridge/Run"
 	Bridge_Shutdown_FullMethodName  = "/parselbox.bridge.v1.Bridge/Shutdown"
 )
 
@@ -57,10 +58,11 @@ type BridgeClient interface {
 	// effects and may be called at any time.
 	Describe(ctx context.Context, in *DescribeRequest, opts ...grpc.CallOption) (*DescribeResponse, error)
 	// Configure hands the bridge its configuration block (opaque JSON) and the
-	// broker id of the host's callback service. A bridge that rejects its
-	// configuration returns an error; the host then reports
-	// `bridge "NAME": invalid configuration: ...` and stops the process.
-	// Errors carry a ToolError in the status details.
+	// broker id of the host's callback service, and returns the secrets the
+	// bridge found in it. A bridge that rejects its configuration returns an
+	// error carrying a ConfigError (the offending key) in the status details;
+	// the host then reports `bridge "NAME": invalid configuration: ...` and
+	// stops the process. Other errors carry a ToolError.
 	Configure(ctx context.Context, in *ConfigureRequest, opts ...grpc.CallOption) (*ConfigureResponse, error)
 	// Call runs one tool. The host's first message is a CallStart; after it the
 	// host may send any number of CallSend messages (delivered to the tool in
@@ -73,6 +75,11 @@ type BridgeClient interface {
 	// Result; when the status comes from the bridge it carries a ToolError in
 	// its details.
 	Call(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[CallRequest, CallResponse], error)
+	// Run is Call for a call that takes no messages and whose log and
+	// progress nobody reads (a plain call from the sandbox): one request, one
+	// result, the cheapest round trip. Cancelling the RPC cancels the tool. A
+	// host falls back to Call when a bridge answers Unimplemented.
+	Run(ctx context.Context, in *CallStart, opts ...grpc.CallOption) (*CallResult, error)
 	// Shutdown asks the bridge to release its resources: the host calls it,
 	// best-effort and with a deadline, before it stops the process. Bridges
 	// that have nothing to clean up return at once.
@@ -120,6 +127,16 @@ func (c *bridgeClient) Call(ctx context.Context, opts ...grpc.CallOption) (grpc.
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Bridge_CallClient = grpc.BidiStreamingClient[CallRequest, CallResponse]
 
+func (c *bridgeClient) Run(ctx context.Context, in *CallStart, opts ...grpc.CallOption) (*CallResult, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CallResult)
+	err := c.cc.Invoke(ctx, Bridge_Run_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *bridgeClient) Shutdown(ctx context.Context, in *ShutdownRequest, opts ...grpc.CallOption) (*ShutdownResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ShutdownResponse)
@@ -146,10 +163,11 @@ type BridgeServer interface {
 	// effects and may be called at any time.
 	Describe(context.Context, *DescribeRequest) (*DescribeResponse, error)
 	// Configure hands the bridge its configuration block (opaque JSON) and the
-	// broker id of the host's callback service. A bridge that rejects its
-	// configuration returns an error; the host then reports
-	// `bridge "NAME": invalid configuration: ...` and stops the process.
-	// Errors carry a ToolError in the status details.
+	// broker id of the host's callback service, and returns the secrets the
+	// bridge found in it. A bridge that rejects its configuration returns an
+	// error carrying a ConfigError (the offending key) in the status details;
+	// the host then reports `bridge "NAME": invalid configuration: ...` and
+	// stops the process. Other errors carry a ToolError.
 	Configure(context.Context, *ConfigureRequest) (*ConfigureResponse, error)
 	// Call runs one tool. The host's first message is a CallStart; after it the
 	// host may send any number of CallSend messages (delivered to the tool in
@@ -162,6 +180,11 @@ type BridgeServer interface {
 	// Result; when the status comes from the bridge it carries a ToolError in
 	// its details.
 	Call(grpc.BidiStreamingServer[CallRequest, CallResponse]) error
+	// Run is Call for a call that takes no messages and whose log and
+	// progress nobody reads (a plain call from the sandbox): one request, one
+	// result, the cheapest round trip. Cancelling the RPC cancels the tool. A
+	// host falls back to Call when a bridge answers Unimplemented.
+	Run(context.Context, *CallStart) (*CallResult, error)
 	// Shutdown asks the bridge to release its resources: the host calls it,
 	// best-effort and with a deadline, before it stops the process. Bridges
 	// that have nothing to clean up return at once.
@@ -184,6 +207,9 @@ func (UnimplementedBridgeServer) Configure(context.Context, *ConfigureRequest) (
 }
 func (UnimplementedBridgeServer) Call(grpc.BidiStreamingServer[CallRequest, CallResponse]) error {
 	return status.Error(codes.Unimplemented, "method Call not implemented")
+}
+func (UnimplementedBridgeServer) Run(context.Context, *CallStart) (*CallResult, error) {
+	return nil, status.Error(codes.Unimplemented, "method Run not implemented")
 }
 func (UnimplementedBridgeServer) Shutdown(context.Context, *ShutdownRequest) (*ShutdownResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Shutdown not implemented")
@@ -252,6 +278,24 @@ func _Bridge_Call_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Bridge_CallServer = grpc.BidiStreamingServer[CallRequest, CallResponse]
 
+func _Bridge_Run_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CallStart)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BridgeServer).Run(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Bridge_Run_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BridgeServer).Run(ctx, req.(*CallStart))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Bridge_Shutdown_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ShutdownRequest)
 	if err := dec(in); err != nil {
@@ -284,6 +328,10 @@ var Bridge_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Configure",
 			Handler:    _Bridge_Configure_Handler,
+		},
+		{
+			MethodName: "Run",
+			Handler:    _Bridge_Run_Handler,
 		},
 		{
 			MethodName: "Shutdown",

@@ -1,9 +1,10 @@
 // Package bridgev1 holds the protocol between the parselbox host and bridge
 // plugins (bridge.proto) and its generated Go code.
 //
-// Bridge authors do not use this package: they build bridges with package
-// sdk, which hides these types. The SDK (bridge side) and package
-// internal/wire (host side) convert between them and the sdk types.
+// Nothing outside package internal/wire uses these types: bridges are built
+// with package sdk, and the host works with the Go types of package
+// internal/protocol; internal/wire converts between them, on both sides of
+// the connection.
 //
 // Regenerate with `make proto` (proto/generate.sh); the generated files are
 // committed.

@@ -1,4 +1,4 @@
-package sdk
+package wire
 
 import (
 	"context"
@@ -13,16 +13,17 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/parselbox/parselbox/internal/protocol"
 	bridgev1 "github.com/parselbox/parselbox/proto/parselbox/bridge/v1"
 )
 
-// grpcServer serves a BridgeServer as the Bridge gRPC service. Every call
-// into impl is guarded: a panic becomes an error for that RPC, not a dead
-// plugin.
-type grpcServer struct {
+// server is the bridge side: it serves a protocol.BridgeServer as the
+// Bridge gRPC service. Every call into impl is guarded: a panic becomes an
+// error for that RPC, not a dead plugin.
+type server struct {
 	bridgev1.UnimplementedBridgeServer
 
-	impl   BridgeServer
+	impl   protocol.BridgeServer
 	broker *plugin.GRPCBroker // nil when the host offers no broker
 	logger hclog.Logger
 
@@ -30,51 +31,55 @@ type grpcServer struct {
 	hostConn *grpc.ClientConn // connection to the host's Host service
 }
 
-func newGRPCServer(impl BridgeServer, broker *plugin.GRPCBroker, logger hclog.Logger) *grpcServer {
-	return &grpcServer{impl: impl, broker: broker, logger: logger}
+func newServer(impl protocol.BridgeServer, broker *plugin.GRPCBroker, logger hclog.Logger) *server {
+	return &server{impl: impl, broker: broker, logger: logger}
 }
 
 // Describe implements bridgev1.BridgeServer.
-func (s *grpcServer) Describe(ctx context.Context, _ *bridgev1.DescribeRequest) (*bridgev1.DescribeResponse, error) {
-	var d *Description
+func (s *server) Describe(ctx context.Context, _ *bridgev1.DescribeRequest) (*bridgev1.DescribeResponse, error) {
+	var d *protocol.Description
 	err := s.guard("Describe", func() (err error) {
 		d, err = s.impl.Describe(ctx)
 		return err
 	})
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, errorStatus(err)
 	}
 	return describeToPB(d), nil
 }
 
 // Configure implements bridgev1.BridgeServer: it dials the host's callback
-// service when the host offers one, then configures impl.
-func (s *grpcServer) Configure(ctx context.Context, req *bridgev1.ConfigureRequest) (*bridgev1.ConfigureResponse, error) {
+// service when the host offers one, configures impl, and returns the
+// secrets that impl reported.
+func (s *server) Configure(ctx context.Context, req *bridgev1.ConfigureRequest) (*bridgev1.ConfigureResponse, error) {
 	cfg := json.RawMessage(req.GetConfig())
 	if len(cfg) == 0 {
-		cfg = emptyObject
+		cfg = json.RawMessage(`{}`)
 	}
-	var host HostClient
+	var host protocol.HostClient
 	if id := req.GetHostBrokerId(); id != 0 && s.broker != nil {
 		conn, err := s.broker.DialWithOptions(id,
-			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageSize), grpc.MaxCallSendMsgSize(maxMessageSize)))
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageSize), grpc.MaxCallSendMsgSize(MaxMessageSize)))
 		if err != nil {
 			// A ToolError, not codes.Unavailable: the bridge itself is up.
-			return nil, toStatus(Errorf(CodeUnavailable, "cannot reach the host's callback service: %v", err))
+			return nil, errorStatus(protocol.Errorf(protocol.CodeUnavailable, "cannot reach the host's callback service: %v", err))
 		}
 		s.setHostConn(conn)
 		host = &hostClient{rpc: bridgev1.NewHostClient(conn)}
 	}
-	err := s.guard("Configure", func() error {
-		return s.impl.Configure(ctx, &ConfigureRequest{Config: cfg, Host: host})
-	})
+	creq := &protocol.ConfigureRequest{Config: cfg, Host: host}
+	err := s.guard("Configure", func() error { return s.impl.Configure(ctx, creq) })
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, errorStatus(err)
 	}
-	return &bridgev1.ConfigureResponse{}, nil
+	secrets := creq.Secrets()
+	for i, v := range secrets {
+		secrets[i] = validUTF8(v)
+	}
+	return &bridgev1.ConfigureResponse{Secrets: secrets}, nil
 }
 
-func (s *grpcServer) setHostConn(conn *grpc.ClientConn) {
+func (s *server) setHostConn(conn *grpc.ClientConn) {
 	s.mu.Lock()
 	old := s.hostConn
 	s.hostConn = conn
@@ -85,23 +90,23 @@ func (s *grpcServer) setHostConn(conn *grpc.ClientConn) {
 }
 
 // Shutdown implements bridgev1.BridgeServer.
-func (s *grpcServer) Shutdown(ctx context.Context, _ *bridgev1.ShutdownRequest) (*bridgev1.ShutdownResponse, error) {
+func (s *server) Shutdown(ctx context.Context, _ *bridgev1.ShutdownRequest) (*bridgev1.ShutdownResponse, error) {
 	err := s.guard("Shutdown", func() error {
-		if sh, ok := s.impl.(Shutdowner); ok {
+		if sh, ok := s.impl.(protocol.Shutdowner); ok {
 			return sh.Shutdown(ctx)
 		}
 		return nil
 	})
 	s.setHostConn(nil)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, errorStatus(err)
 	}
 	return &bridgev1.ShutdownResponse{}, nil
 }
 
 // Call implements bridgev1.BridgeServer; see the Call RPC in bridge.proto
 // for the protocol.
-func (s *grpcServer) Call(stream bridgev1.Bridge_CallServer) error {
+func (s *server) Call(stream bridgev1.Bridge_CallServer) error {
 	first, err := stream.Recv()
 	if err != nil {
 		return err
@@ -130,34 +135,49 @@ func (s *grpcServer) Call(stream bridgev1.Bridge_CallServer) error {
 	}()
 
 	events := &streamEvents{stream: stream}
-	req := &CallToolRequest{
+	req := &protocol.CallToolRequest{
 		Name:      start.GetName(),
 		Arguments: json.RawMessage(start.GetArguments()),
 		TaskID:    start.GetTaskId(),
 		Events:    events,
 		Inbox:     in.ch,
 	}
-	var res *CallToolResult
+	var res *protocol.CallToolResult
 	err = s.guard("CallTool "+req.Name, func() (err error) {
 		res, err = s.impl.CallTool(ctx, req)
 		return err
 	})
 	if err != nil {
 		events.close()
-		return toStatus(err)
-	}
-	if res == nil {
-		res = &CallToolResult{Content: nullJSON}
+		return errorStatus(err)
 	}
 	return events.finish(resultToPB(res))
 }
 
+// Run implements bridgev1.BridgeServer: a call without messages or events.
+func (s *server) Run(ctx context.Context, start *bridgev1.CallStart) (*bridgev1.CallResult, error) {
+	req := &protocol.CallToolRequest{
+		Name:      start.GetName(),
+		Arguments: json.RawMessage(start.GetArguments()),
+		TaskID:    start.GetTaskId(),
+	}
+	var res *protocol.CallToolResult
+	err := s.guard("CallTool "+req.Name, func() (err error) {
+		res, err = s.impl.CallTool(ctx, req)
+		return err
+	})
+	if err != nil {
+		return nil, errorStatus(err)
+	}
+	return resultToPB(res), nil
+}
+
 // guard runs f, turning a panic into an error.
-func (s *grpcServer) guard(op string, f func() error) (err error) {
+func (s *server) guard(op string, f func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.logger.Error("panic in bridge", "op", op, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			err = Errorf(CodeInternal, "%s panicked: %v", op, r)
+			err = protocol.Errorf(protocol.CodeInternal, "%s panicked: %v", op, r)
 		}
 	}()
 	return f()
@@ -254,4 +274,4 @@ func (in *inbox) pump(ctx context.Context) {
 	}
 }
 
-var _ bridgev1.BridgeServer = (*grpcServer)(nil)
+var _ bridgev1.BridgeServer = (*server)(nil)

@@ -1,21 +1,22 @@
-package sdk
+package protocol
 
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"slices"
 )
 
-// BridgeServer is what the host talks to. It is implemented by *Bridge (the
-// bridge an author builds with this package), by the host-side gRPC proxy of
-// a plugin process, and by the host's in-process bridges over Go values, so
-// that the host routes a call the same way wherever the bridge lives.
+// BridgeServer is what the host talks to. It is implemented by a bridge
+// (sdk.Bridge), by the host-side gRPC proxy of a plugin process, and by the
+// host's plugin manager, so that the host routes a call the same way
+// wherever the bridge lives.
 type BridgeServer interface {
 	// Describe lists the bridge's namespaces and tools.
 	Describe(ctx context.Context) (*Description, error)
 	// Configure hands the bridge its configuration block, once, before any
-	// call. The bridge decodes and validates it; an error is reported by the
-	// host as "bridge NAME: invalid configuration: ...".
+	// call. The bridge decodes and validates it, and reports the secrets it
+	// holds with req.AddSecrets; an error (a *ConfigError naming the key) is
+	// reported by the host as `bridge "NAME": invalid configuration: ...`.
 	Configure(ctx context.Context, req *ConfigureRequest) error
 	// CallTool runs one tool. A tool that fails returns a result with IsError
 	// set (the model sees it as an exception); an error return means the call
@@ -41,8 +42,23 @@ type Description struct {
 	// but is not listed here exists anyway, without a description.
 	Namespaces []NamespaceInfo `json:"namespaces,omitempty"`
 	// Tools lists every tool by its dotted path relative to the bridge's
-	// namespace: "greet", "files.read".
+	// namespace: "greet", "files.read". A tool named "" is the namespace
+	// itself, which is then callable (ns(...) in Python).
 	Tools []ToolInfo `json:"tools"`
+}
+
+// Clone returns a deep copy of d.
+func (d *Description) Clone() *Description {
+	if d == nil {
+		return nil
+	}
+	out := *d
+	out.Namespaces = slices.Clone(d.Namespaces)
+	out.Tools = make([]ToolInfo, len(d.Tools))
+	for i, t := range d.Tools {
+		out.Tools[i] = t.Clone()
+	}
+	return &out
 }
 
 // NamespaceInfo describes a nested namespace.
@@ -59,16 +75,36 @@ type ToolInfo struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
 	// InputSchema is the JSON Schema of the arguments: an object schema whose
-	// properties are the parameters.
+	// properties are the parameters. A parameter's "default" is what the
+	// tool gets when the caller leaves it out.
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
 	// OutputSchema is the JSON Schema of the result, if known.
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 	// Params lists the parameter names in declaration order; positional
 	// arguments from Python map onto them in this order.
 	Params []string `json:"params,omitempty"`
+	// Variadic reports that the last of Params takes the remaining
+	// positional arguments, as a list.
+	Variadic bool `json:"variadic,omitempty"`
 }
 
-// ConfigureRequest carries a bridge's configuration.
+// Clone returns a deep copy of t.
+func (t ToolInfo) Clone() ToolInfo {
+	t.InputSchema = cloneRaw(t.InputSchema)
+	t.OutputSchema = cloneRaw(t.OutputSchema)
+	t.Params = slices.Clone(t.Params)
+	return t
+}
+
+func cloneRaw(b json.RawMessage) json.RawMessage {
+	if b == nil {
+		return nil
+	}
+	return append(json.RawMessage(nil), b...)
+}
+
+// ConfigureRequest carries a bridge's configuration to it, and the secrets
+// the bridge finds there back to the host.
 type ConfigureRequest struct {
 	// Config is the bridge's `config` block from the host's configuration
 	// file, as JSON. It is "{}" when the block is absent.
@@ -76,6 +112,32 @@ type ConfigureRequest struct {
 	// Host, when the host offers it, lets the bridge call back into the host
 	// (see HostClient). It is nil for bridges tested in isolation.
 	Host HostClient
+
+	secrets []string
+}
+
+// AddSecrets reports values that the host must keep out of everything the
+// sandbox sees: the credentials in the configuration (a token, the value
+// of an Authorization header, a URL's password). The host removes them, in
+// their common encodings too, from every result, error, log line and
+// progress message of the bridge. Empty values are ignored. A bridge calls
+// it during Configure (sdk.DecodeConfig does it for every sdk.Secret); it
+// is not safe for concurrent use.
+func (r *ConfigureRequest) AddSecrets(values ...string) {
+	for _, v := range values {
+		if v != "" && !slices.Contains(r.secrets, v) {
+			r.secrets = append(r.secrets, v)
+		}
+	}
+}
+
+// Secrets returns the values reported with AddSecrets: after Configure
+// returns, the caller reads what the bridge reported.
+func (r *ConfigureRequest) Secrets() []string {
+	if r == nil {
+		return nil
+	}
+	return slices.Clone(r.secrets)
 }
 
 // HostClient is the host's side of callbacks from a bridge.
@@ -103,8 +165,8 @@ type CallToolRequest struct {
 	// Events receives what the tool reports while it runs. May be nil.
 	Events EventSink
 	// Inbox delivers messages sent into the running call (task.send()), in
-	// order. May be nil. It is never closed: stop reading when the call's
-	// context is done.
+	// order. May be nil. It is never closed by the host: stop reading when
+	// the call's context is done.
 	Inbox <-chan json.RawMessage
 }
 
@@ -141,38 +203,19 @@ func (r *CallToolRequest) Messages() <-chan json.RawMessage {
 
 // CallToolResult is the outcome of a call.
 type CallToolResult struct {
-	// Content is the result as JSON ("null" for none).
+	// Content is the result as JSON ("null" for none). Bytes are an object
+	// {"__b64__": "<base64>"} (BytesKey), which the sandbox turns into
+	// Python bytes.
 	Content json.RawMessage
 	// IsError reports that the tool failed; Error says how.
 	IsError bool
 	Error   *ToolError
 }
 
-// ToolError is a tool's failure, typed so that the sandbox can raise the
-// matching Python exception.
-type ToolError struct {
-	Code    ErrorCode `json:"code"`
-	Message string    `json:"message"`
-}
+// BytesKey is the key of the one-key JSON object {"__b64__": "<base64>"}
+// that stands for bytes in arguments and results: Python bytes arrive so,
+// and a result holding one becomes Python bytes in the sandbox.
+const BytesKey = "__b64__"
 
-func (e *ToolError) Error() string { return e.Message }
-
-// ErrorCode classifies a tool failure.
-type ErrorCode string
-
-// The codes and the Python exceptions they become in the sandbox.
-const (
-	CodeInternal        ErrorCode = "internal"         // RuntimeError
-	CodeInvalidArgument ErrorCode = "invalid_argument" // ValueError
-	CodePermission      ErrorCode = "permission"       // PermissionError
-	CodeTimeout         ErrorCode = "timeout"          // TimeoutError
-	CodeNotFound        ErrorCode = "not_found"        // AttributeError (unknown tool)
-	CodeCancelled       ErrorCode = "cancelled"        // asyncio.CancelledError
-	CodeUnavailable     ErrorCode = "unavailable"      // ConnectionError (bridge down)
-)
-
-// Errorf returns a *ToolError with the given code; a tool handler returns it
-// to fail with that code. Any other error from a handler is CodeInternal.
-func Errorf(code ErrorCode, format string, args ...any) error {
-	return &ToolError{Code: code, Message: fmt.Sprintf(format, args...)}
-}
+// NullJSON is the JSON of "no value".
+var NullJSON = json.RawMessage("null")
