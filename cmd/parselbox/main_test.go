@@ -258,3 +258,32 @@ func TestBridgeDirIsTheConfigFilesDirectory(t *testing.T) {
 		t.Errorf("the shell ran in %s, want %s", res.Output, want)
 	}
 }
+
+// A bridge that rejects its configuration is reported at the line of the
+// key it names: the SDK's ConfigError crosses the plugin protocol, and the
+// CLI places it with the file's positions.
+func TestBridgeConfigErrorNamesTheLine(t *testing.T) {
+	t.Parallel()
+	plugin := filepath.Join(testenv.ModuleRoot(t), "bin", "parselbox-bridge-shell")
+	if _, err := os.Stat(plugin); err != nil {
+		if os.Getenv(testenv.RequireEnv) != "" {
+			t.Fatalf("%s missing (make build)", plugin)
+		}
+		t.Skipf("%s missing (make build)", plugin)
+	}
+	cfg := filepath.Join(t.TempDir(), "p.hcl")
+	os.WriteFile(cfg, []byte(`bridge "sh" {
+  plugin = "`+plugin+`"
+  config = {
+    timeout = "soon"
+  }
+}
+`), 0o644)
+	code, _, stderr := runCLI(t, "", "exec", "--config", cfg, "1")
+	if code != exitUsage {
+		t.Fatalf("exit %d, want %d\n%s", code, exitUsage, stderr)
+	}
+	if want := `bridge "sh": ` + cfg + `:4: config.timeout: `; !strings.Contains(stderr, want) {
+		t.Errorf("stderr %q does not contain %q", stderr, want)
+	}
+}

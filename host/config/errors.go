@@ -196,11 +196,13 @@ func (f *File) locate(ke keyError, bridge string) *Error {
 	return e
 }
 
-// bridgeKey turns a bridge's dotted key ("auth.token", "servers.0.url")
-// into the file's key of that value (`bridge "x".config.servers[0].url`)
-// and the key shown after the bridge's name (config.servers[0].url).
+// bridgeKey turns a bridge's dotted key ("auth.token", "servers.0.url" or
+// "servers[0].url", as sdk.DecodeConfig writes it) into the file's key of
+// that value (`bridge "x".config.servers[0].url`) and the key shown after
+// the bridge's name (config.servers[0].url).
 func bridgeKey(block, dotted string) (file, shown string) {
 	shown = "config"
+	dotted = strings.NewReplacer("[", ".", "]", "").Replace(dotted)
 	for seg := range strings.SplitSeq(dotted, ".") {
 		if i, err := strconv.Atoi(seg); err == nil && i >= 0 {
 			shown = index(shown, i)

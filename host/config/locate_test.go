@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/sdk"
 )
 
 // bridgeConfigError stands for the SDK's *sdk.ConfigError: a bridge's own
@@ -57,6 +58,11 @@ bridge "api" {
 		"named by a method": {
 			&host.ConfigError{Err: &namedBridgeError{"api", &bridgeConfigError{Key: "base_url", Message: "must use https"}}},
 			`bridge "api": p.hcl:5: config.base_url: must use https`,
+		},
+		"the SDK's error, as the plugin manager wraps it": {
+			fmt.Errorf("starting bridges: %w", fmt.Errorf("bridge %q: invalid configuration: %w", "api",
+				&sdk.ConfigError{Key: "retry.delays[1]", Message: "must be positive"})),
+			`bridge "api": p.hcl:6: config.retry.delays[1]: must be positive`,
 		},
 		"a key the file does not set": {
 			fmt.Errorf("bridge %q: %w", "api", &bridgeConfigError{Key: "token", Message: "missing"}),

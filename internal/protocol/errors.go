@@ -142,6 +142,10 @@ type ConfigError struct {
 	Message string
 }
 
+// ConfigKey is Key: the host's configuration loader finds the line of the
+// file that set it through this method.
+func (e *ConfigError) ConfigKey() string { return e.Key }
+
 func (e *ConfigError) Error() string {
 	if e.Key == "" {
 		return e.Message
