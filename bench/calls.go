@@ -130,7 +130,7 @@ func (b *bench) runCalls(ctx context.Context) error {
 			return err
 		}
 		b.add("fanout_100_ms", v.(float64))
-		if err := b.measurePlugin(samples, run == 0); err != nil {
+		if err := b.measurePlugin(sb, samples, run == 0); err != nil {
 			return err
 		}
 		if err := b.measureBridges(samples); err != nil {

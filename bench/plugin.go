@@ -2,12 +2,8 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/parselbox/parselbox/host"
 )
@@ -32,8 +28,8 @@ func (b *bench) pluginConfig(cfg *host.Config) error {
 }
 
 // measurePlugin measures sync calls through the plugin, and in the first
-// run its memory.
-func (b *bench) measurePlugin(samples sampler, first bool) error {
+// run its memory, from the PID the host's plugin manager knows.
+func (b *bench) measurePlugin(sb *host.Sandbox, samples sampler, first bool) error {
 	if b.plugin == "" {
 		return nil
 	}
@@ -46,18 +42,10 @@ func (b *bench) measurePlugin(samples sampler, first bool) error {
 	if !first {
 		return nil
 	}
-	// TODO(plugin PID): take the PID from the plugin manager once it
-	// exposes it. Until then: the one child of this process running the
-	// plugin binary (pgrep -P), never another user's process of that name.
-	out, err := exec.Command("pgrep", "-P", strconv.Itoa(os.Getpid()), "-f", b.plugin).Output()
-	if err != nil {
-		return fmt.Errorf("finding the plugin process: %w", err)
+	pid, ok := sb.BridgePid("greeter")
+	if !ok {
+		return errors.New("the plugin manager knows no process for the greeter bridge")
 	}
-	pids := strings.Fields(string(out))
-	if len(pids) != 1 {
-		return fmt.Errorf("finding the plugin process: %d children run %s", len(pids), b.plugin)
-	}
-	pid, _ := strconv.Atoi(pids[0])
 	if mb, err := rssOf(pid); err == nil {
 		b.add("plugin_rss_mb", float64(mb))
 	}
