@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/parselbox/parselbox/host/confine"
 )
 
 // Handler serves the sandbox's requests to the host: tool calls and the
@@ -57,6 +58,7 @@ type process struct {
 	exited  chan struct{} // closed once the process is reaped
 	exitErr error
 	stderr  *tailBuffer
+	guard   *confine.Guard
 }
 
 // spawnSpec is what it takes to start one process.
@@ -67,6 +69,7 @@ type spawnSpec struct {
 	init    initParams
 	handler Handler
 	log     hclog.Logger
+	confine *confine.Spec
 }
 
 func spawn(spec spawnSpec) (*process, error) {
@@ -89,6 +92,10 @@ func spawn(spec spawnSpec) (*process, error) {
 	if err != nil {
 		return nil, err
 	}
+	guard, err := confine.Command(cmd, spec.confine)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &process{
 		log:     spec.log,
@@ -102,9 +109,11 @@ func spawn(spec spawnSpec) (*process, error) {
 		ready:   make(chan ReadyInfo, 1),
 		exited:  make(chan struct{}),
 		stderr:  newTailBuffer(16 << 10),
+		guard:   guard,
 	}
 	if err := cmd.Start(); err != nil {
 		cancel()
+		guard.Release()
 		return nil, fmt.Errorf("starting deno: %w", err)
 	}
 	p.log = p.log.With("pid", cmd.Process.Pid)
@@ -119,6 +128,9 @@ func spawn(spec spawnSpec) (*process, error) {
 		<-stderrDone
 		err := cmd.Wait()
 		p.mu.Lock()
+		if p.guard.OOMKilled() && p.killReason == "" {
+			p.killReason = killMemory // the kernel's memory limit
+		}
 		p.exitErr = err
 		pending := p.pending
 		p.pending = nil
@@ -126,6 +138,9 @@ func spawn(spec spawnSpec) (*process, error) {
 		p.cancel()
 		for _, ch := range pending {
 			close(ch)
+		}
+		if err := p.guard.Release(); err != nil {
+			p.log.Warn("releasing the sandbox's confinement", "error", err)
 		}
 		close(p.exited)
 	}()

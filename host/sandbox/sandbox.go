@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/parselbox/parselbox/host/confine"
 )
 
 // Options configure a sandbox. The host resolves them from its Config;
@@ -57,6 +59,9 @@ type Options struct {
 	BootTimeout time.Duration
 	// NoSnapshot boots cold, without the memory snapshot (for measurements).
 	NoSnapshot bool
+	// Confine, if set, confines each process with the kernel (package
+	// confine); the sandbox fills in its paths, network and memory limit.
+	Confine *confine.Spec
 }
 
 // Mount is a host directory visible in the sandbox.
@@ -192,6 +197,13 @@ func (s *Sandbox) boot(ctx context.Context) (*process, ReadyInfo, error) {
 		}
 		init.Mounts = append(init.Mounts, initMount{Target: m.Target, Source: m.Source, ReadOnly: m.ReadOnly})
 	}
+	var jail *confine.Spec
+	if o.Confine != nil { // Deno's reads, its module files and cache, and its writes
+		c := *o.Confine
+		c.Read = slices.Concat(perms.read, []string{o.Runtime.Pyodide, filepath.Join(o.CacheDir, "deno")})
+		c.Write, c.Network, c.AllowNet, c.MemoryMB = perms.write, o.Network, o.AllowNet, o.HardMemoryMB
+		jail = &c
+	}
 	p, err := spawn(spawnSpec{
 		args:    denoArgs(o.Runtime, s.runnerDir, perms, o.MemoryMB),
 		env:     denoEnv(o.CacheDir),
@@ -199,6 +211,7 @@ func (s *Sandbox) boot(ctx context.Context) (*process, ReadyInfo, error) {
 		init:    init,
 		handler: o.Handler,
 		log:     s.log,
+		confine: jail,
 	})
 	if err != nil {
 		return nil, ReadyInfo{}, err
@@ -232,7 +245,7 @@ func (s *Sandbox) watch(p *process) {
 			}
 			return
 		case <-tick.C:
-			if mb, err := rssMB(p.pid()); err == nil && mb > s.opts.HardMemoryMB {
+			if mb, err := rssMB(p.pid()); err == nil && mb > s.opts.HardMemoryMB && !p.guard.LimitsMemory() {
 				s.log.Warn("sandbox process above its memory limit; killing it", "rss_mb", mb, "limit_mb", s.opts.HardMemoryMB)
 				p.kill(killMemory)
 			}
