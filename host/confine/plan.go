@@ -171,6 +171,9 @@ func describePorts(ports []uint16) string {
 	for _, p := range ports {
 		s = append(s, strconv.Itoa(int(p)))
 	}
+	if len(s) == 1 {
+		return "TCP connections to port " + s[0] + " only"
+	}
 	return "TCP connections to ports " + strings.Join(s, ", ") + " only"
 }
 
