@@ -80,7 +80,7 @@ func TestSeccompDenyList(t *testing.T) {
 		{false, "unshare", []uint64{unix.CLONE_NEWUSER}, eperm},
 		{false, "keyctl", nil, eperm},
 		{false, "clone", []uint64{thread}, seccomp.ActionAllow},
-		{false, "clone", []uint64{uint64(unix.SIGCHLD)}, eperm},                        // fork
+		{false, "clone", []uint64{uint64(unix.SIGCHLD)}, eperm},                                    // fork
 		{false, "clone", []uint64{unix.CLONE_VM | unix.CLONE_VFORK | uint64(unix.SIGCHLD)}, eperm}, // posix_spawn
 		{false, "clone3", nil, enosys},
 		{false, "socket", []uint64{unix.AF_INET}, eperm},
