@@ -4,13 +4,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/elastic/go-seccomp-bpf"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
 )
 
 // plan is what the shim applies to itself before it executes the program:
@@ -179,3 +182,41 @@ func describePorts(ports []uint16) string {
 
 // ErrUnavailable means Mode Required and a layer the machine cannot apply.
 var ErrUnavailable = errors.New("confinement required but unavailable")
+
+// Machine is what this machine offers for confinement, as `parselbox
+// doctor` shows it.
+type Machine struct {
+	Kernel      string `json:"kernel"`
+	LandlockABI int    `json:"landlock_abi"` // 0: none
+	Seccomp     bool   `json:"seccomp"`
+	EUID        int    `json:"euid"`
+	// Cgroup says where sandbox cgroups go ("v1: memory /sys/fs/cgroup/...")
+	// or why there are none.
+	Cgroup string `json:"cgroup"`
+}
+
+// Probe describes this machine.
+func Probe() Machine {
+	s := probe()
+	m := Machine{LandlockABI: s.landlockABI, Seccomp: s.seccomp, EUID: s.euid}
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		m.Kernel = unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:])
+	}
+	switch c := s.cgroups; c.version {
+	case 2:
+		m.Cgroup = "v2: under " + c.v2
+	case 1:
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(c.v1)) {
+			parts = append(parts, k+" under "+c.v1[k])
+		}
+		m.Cgroup = "v1: " + strings.Join(parts, ", ")
+		if c.reason != "" {
+			m.Cgroup += " (" + c.reason + ")"
+		}
+	default:
+		m.Cgroup = "none: " + c.reason
+	}
+	return m
+}
