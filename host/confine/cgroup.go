@@ -226,7 +226,9 @@ type cgroup struct {
 	version  int
 	dirs     []string
 	memDir   string
+	pidsDir  string
 	memoryMB int
+	pids     int
 }
 
 var cgroupSeq atomic.Int64
@@ -238,7 +240,7 @@ var cgroupName = regexp.MustCompile(`^parselbox-([0-9]+)-[0-9]+$`)
 // create makes a cgroup with limits l.
 func (c cgroups) create(l limits) (_ *cgroup, err error) {
 	name := fmt.Sprintf("parselbox-%d-%d", hostPID, cgroupSeq.Add(1))
-	g := &cgroup{version: c.version, memoryMB: l.MemoryMB}
+	g := &cgroup{version: c.version, memoryMB: l.MemoryMB, pids: l.Pids}
 	defer func() {
 		if err != nil {
 			g.remove()
@@ -264,7 +266,7 @@ func (c cgroups) create(l limits) (_ *cgroup, err error) {
 		if err != nil {
 			return nil, err
 		}
-		g.memDir = d
+		g.memDir, g.pidsDir = d, d
 		if l.MemoryMB > 0 {
 			if err := set(d, "memory.max", mem); err != nil {
 				return nil, err
@@ -297,6 +299,7 @@ func (c cgroups) create(l limits) (_ *cgroup, err error) {
 	if err != nil {
 		return nil, err
 	}
+	g.pidsDir = pd
 	if err := set(pd, "pids.max", strconv.Itoa(l.Pids)); err != nil {
 		return nil, err
 	}
@@ -337,6 +340,18 @@ func (g *cgroup) oomKills() int {
 	}
 	for line := range strings.Lines(string(readFile(filepath.Join(g.memDir, file)))) {
 		if rest, ok := strings.CutPrefix(line, "oom_kill "); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(rest))
+			return n
+		}
+	}
+	return 0
+}
+
+// pidsRefused is how many new tasks (threads, processes) the pids limit
+// refused.
+func (g *cgroup) pidsRefused() int {
+	for line := range strings.Lines(string(readFile(filepath.Join(g.pidsDir, "pids.events")))) {
+		if rest, ok := strings.CutPrefix(line, "max "); ok {
 			n, _ := strconv.Atoi(strings.TrimSpace(rest))
 			return n
 		}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -248,9 +249,14 @@ func (g *Guard) Release() error {
 	if g == nil {
 		return nil
 	}
-	g.OOMKilled() // read before the cgroup goes
 	var errs []error
 	if g.cgroup != nil {
+		if g.OOMKilled() {
+			g.logger.Warn("memory limit exceeded: the kernel killed the sandbox process", "limit_mb", g.cgroup.memoryMB)
+		}
+		if n := g.cgroup.pidsRefused(); n > 0 {
+			g.logger.Warn("pids limit reached: the kernel refused new threads or processes", "refused", n, "limit", g.cgroup.pids)
+		}
 		if err := g.cgroup.remove(); err != nil {
 			errs = append(errs, err)
 		}
@@ -274,6 +280,9 @@ func (g *Guard) Release() error {
 // attributes. It returns the Guard to Release once the process has exited.
 // With Mode Off (or a nil spec) it changes nothing and returns a nil Guard.
 func Command(cmd *exec.Cmd, spec *Spec) (*Guard, error) {
+	if hook := testHook.Load(); hook != nil {
+		spec = (*hook)(cmd, spec)
+	}
 	if spec.mode() == Off {
 		return nil, nil
 	}
@@ -313,9 +322,6 @@ func Command(cmd *exec.Cmd, spec *Spec) (*Guard, error) {
 	if p.UID >= 0 {
 		g.owner = newGiveBack(p.UID, spec.Write)
 	}
-	if testHook != nil {
-		testHook(cmd)
-	}
 	arg, err := p.encode()
 	if err != nil {
 		g.Release()
@@ -333,9 +339,10 @@ func Command(cmd *exec.Cmd, spec *Spec) (*Guard, error) {
 	return g, nil
 }
 
-// testHook, set only by this package's tests, changes a command before it
-// is confined (the tests widen Deno's own permissions with it).
-var testHook func(*exec.Cmd)
+// testHook, set only by this package's tests, changes a command and its
+// spec before it is confined: the tests widen Deno's own permissions with
+// it. Nothing else can reach it (not the configuration, not the CLI).
+var testHook atomic.Pointer[func(*exec.Cmd, *Spec) *Spec]
 
 // hostPID is the host's pid, which the shim checks is still its parent.
 var hostPID = os.Getpid()
