@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
@@ -69,6 +71,12 @@ type Spec struct {
 	// Pids caps the tasks (threads and processes) of the process's cgroup;
 	// zero is DefaultPids.
 	Pids int
+	// Private names environment variables of the command whose value is a
+	// directory that the process gets its own writable copy of, removed on
+	// Release: a cache the processes share (Deno's DENO_DIR, whose SQLite
+	// databases a reader also needs to write) is then read and written by
+	// each, and none writes what another will read.
+	Private []string
 	// Shim is the program that applies the layers, then executes the
 	// command: a binary that links this package. Empty: this program,
 	// through /proc/self/exe.
@@ -209,12 +217,16 @@ func Check(spec *Spec) (Report, error) {
 }
 
 // Guard is the confinement of one started process. Its methods are safe
-// on a nil Guard (no confinement).
+// for concurrent use, and on a nil Guard (no confinement).
 type Guard struct {
-	report  Report
+	report       Report
+	logger       hclog.Logger
+	limitsMemory bool
+
+	mu      sync.Mutex
 	cgroup  *cgroup
 	owner   *giveBack
-	logger  hclog.Logger
+	private []*privateCopy
 	oomSeen bool
 }
 
@@ -228,30 +240,39 @@ func (g *Guard) Report() Report {
 
 // LimitsMemory reports whether the kernel caps the process's memory (a
 // cgroup), so that no watchdog is needed.
-func (g *Guard) LimitsMemory() bool { return g != nil && g.cgroup != nil && g.cgroup.memoryMB > 0 }
+func (g *Guard) LimitsMemory() bool { return g != nil && g.limitsMemory }
 
 // OOMKilled reports whether the kernel killed the process for exceeding
-// its memory limit. Call it once the process has exited, before Release.
+// its memory limit. Call it once the process has exited.
 func (g *Guard) OOMKilled() bool {
-	if g == nil || g.cgroup == nil {
+	if g == nil {
 		return false
 	}
-	if !g.oomSeen {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.oomKilledLocked()
+}
+
+func (g *Guard) oomKilledLocked() bool {
+	if !g.oomSeen && g.cgroup != nil {
 		g.oomSeen = g.cgroup.oomKills() > 0
 	}
 	return g.oomSeen
 }
 
 // Release undoes what Command set up once the process has exited: it
-// removes the cgroup and gives the files the process created back to the
-// owner of the directory they are in.
+// removes the cgroup (saying in the log if a limit of it was hit) and the
+// private copies, and gives the files the process created back to the
+// owner of the directory they are in. Calling it again does nothing.
 func (g *Guard) Release() error {
 	if g == nil {
 		return nil
 	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	var errs []error
 	if g.cgroup != nil {
-		if g.OOMKilled() {
+		if g.oomKilledLocked() {
 			g.logger.Warn("memory limit exceeded: the kernel killed the sandbox process", "limit_mb", g.cgroup.memoryMB)
 		}
 		if n := g.cgroup.pidsRefused(); n > 0 {
@@ -268,8 +289,14 @@ func (g *Guard) Release() error {
 		}
 		g.owner = nil
 	}
+	for _, pc := range g.private {
+		if err := pc.remove(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	g.private = nil
 	if len(errs) > 0 {
-		return fmt.Errorf("releasing confinement: %v", errs)
+		return fmt.Errorf("releasing confinement: %w", errors.Join(errs...))
 	}
 	return nil
 }
@@ -315,12 +342,31 @@ func Command(cmd *exec.Cmd, spec *Spec) (*Guard, error) {
 			log.Warn("no cgroup for the sandbox; the RSS watchdog caps its memory", "error", err)
 			g.report.set(LayerCgroup, Unavailable, "", err.Error())
 		} else {
-			g.cgroup = cg
+			g.cgroup, g.limitsMemory = cg, cg.memoryMB > 0
 			p.Cgroup = cg.procsFiles()
 		}
 	}
 	if p.UID >= 0 {
 		g.owner = newGiveBack(p.UID, spec.Write)
+	}
+	for _, name := range spec.Private {
+		for i, kv := range cmd.Env {
+			k, dir, _ := strings.Cut(kv, "=")
+			if k != name || dir == "" {
+				continue
+			}
+			pc, err := newPrivateCopy(dir, p.UID, p.GID)
+			if err != nil {
+				g.Release()
+				return nil, fmt.Errorf("confine: %s: %w", name, err)
+			}
+			g.private = append(g.private, pc)
+			cmd.Env = append(slices.Clone(cmd.Env[:i]), append([]string{name + "=" + pc.dir}, cmd.Env[i+1:]...)...)
+			if p.Landlock != nil {
+				p.Landlock.grant(pc.dir, rightsWriteDir)
+			}
+			break
+		}
 	}
 	arg, err := p.encode()
 	if err != nil {

@@ -42,7 +42,17 @@ const (
 	// files and directories, removing and renaming them (Refer: between
 	// directories). No symlinks, devices, fifos or sockets.
 	rightMake = ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSRefer
+
+	rightsReadDir  = rightReadFile | rightReadDir
+	rightsWriteDir = rightsReadDir | rightWrite | rightMake
 )
+
+// grant adds a rule for a directory, with the rights of the plan's ABI.
+func (p *landlockPlan) grant(dir string, rights uint64) {
+	if rights &= p.FS; rights != 0 {
+		p.Paths = append(p.Paths, pathRule{Path: dir, Access: rights})
+	}
+}
 
 // abiFS are the file system rights of each Landlock ABI (go-landlock's
 // table, which Config.BestEffort uses).
@@ -107,9 +117,8 @@ func newLandlockPlan(abi int, spec *Spec, ports []uint16, prog string) (*landloc
 		}
 		return nil
 	}
-	var read uint64 = rightReadFile | rightReadDir
 	for _, d := range systemDirs {
-		add(d, read, rightReadFile, false)
+		add(d, rightsReadDir, rightReadFile, false)
 	}
 	sys := systemFiles
 	if spec.Network || len(ports) > 0 {
@@ -120,12 +129,12 @@ func newLandlockPlan(abi int, spec *Spec, ports []uint16, prog string) (*landloc
 	}
 	add("/dev/null", 0, rightReadFile|rightWrite, false)
 	for _, path := range spec.Read {
-		if err := add(path, read, rightReadFile, true); err != nil {
+		if err := add(path, rightsReadDir, rightReadFile, true); err != nil {
 			return nil, err
 		}
 	}
 	for _, path := range spec.Write {
-		if err := add(path, read|rightWrite|rightMake, rightReadFile|rightWrite, true); err != nil {
+		if err := add(path, rightsWriteDir, rightReadFile|rightWrite, true); err != nil {
 			return nil, err
 		}
 	}

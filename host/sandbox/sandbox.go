@@ -200,8 +200,9 @@ func (s *Sandbox) boot(ctx context.Context) (*process, ReadyInfo, error) {
 	var jail *confine.Spec
 	if o.Confine != nil { // Deno's reads, its module files and cache, and its writes
 		c := *o.Confine
-		c.Read = slices.Concat(perms.read, []string{o.Runtime.Pyodide, filepath.Join(o.CacheDir, "deno")})
+		c.Read = slices.Concat(perms.read, []string{o.Runtime.Pyodide})
 		c.Write, c.Network, c.AllowNet, c.MemoryMB = perms.write, o.Network, o.AllowNet, o.HardMemoryMB
+		c.Private = []string{"DENO_DIR"} // its own copy of Deno's caches
 		jail = &c
 	}
 	p, err := spawn(spawnSpec{
