@@ -28,10 +28,6 @@ func init() {
 	}
 }
 
-// IsShim reports whether this process was started as the shim; it never
-// is by the time main runs (the shim has executed its program or exited).
-func IsShim() bool { return filepath.Base(os.Args[0]) == ShimName }
-
 // shimMain applies the plan in args[0] to this process, then executes
 // args[1] with the arguments args[2:].
 func shimMain(args []string) {

@@ -89,3 +89,19 @@ func TestShimFailsClosed(t *testing.T) {
 		t.Errorf("wrong parent: %v %q", err, out)
 	}
 }
+
+// A program that cannot be re-executed as the shim names a separate one in
+// Spec.Shim: the smallest one (testdata/shim) confines as well.
+func TestStandaloneShim(t *testing.T) {
+	kernelLayers(t)
+	shim := filepath.Join(t.TempDir(), "parselbox-confine")
+	build := exec.Command("go", "build", "-o", shim, "./testdata/shim")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	rep, f, err := Verify(&Spec{Mode: Required, Shim: shim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("through %s: %s; the process saw %+v", shim, rep.Summary(), *f)
+}
