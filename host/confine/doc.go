@@ -28,7 +28,13 @@
 //     there is none, the sandbox's RSS watchdog caps memory instead.
 //
 // Check says which layers a Spec gets on this machine and why any is
-// missing; with Mode Required a missing layer is an error.
+// missing; with Mode Required a missing layer is an error. Verify proves
+// them: it confines a process of this program, which reports what it was
+// refused (`parselbox doctor` shows both).
+//
+// A directory the processes share and must also write to read (Deno's
+// DENO_DIR: SQLite caches) is given to each process as a private copy
+// (Spec.Private), so that none writes what another will read.
 //
 // # The shim
 //
