@@ -465,3 +465,43 @@ for i in range(3000):
 		t.Errorf("after the worker bomb: %q", got)
 	}
 }
+
+// The cpu option caps the sandbox's CPU time: a busy loop is throttled by
+// the cgroup's quota (cpu.stat counts the periods it was stopped in).
+func TestCPULimit(t *testing.T) {
+	needKernel(t)
+	sb, err := host.New(t.Context(), host.Config{
+		RuntimeDir: testenv.Runtime(t).Dir, CacheDir: testenv.CacheDir(t),
+		Confinement: "required", CPU: 0.2, Logger: testenv.Logger(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	if !strings.Contains(sb.Confinement().Summary(), "cpu 0.2") {
+		t.Fatalf("no cpu limit: %s", sb.Confinement().Summary())
+	}
+	controller := "cpu"
+	if strings.Contains(sb.Confinement().Summary(), "cgroup (v2") {
+		controller = ""
+	}
+	stat := cgroupFile(t, sb.PID(), controller, "cpu.stat")
+	r, err := sb.Execute(t.Context(), "n = 0\nfor i in range(500_000):\n    n += i\nn")
+	if err != nil || r.Error != nil {
+		t.Fatalf("busy loop: %v %+v", err, r.Error)
+	}
+	b, err := os.ReadFile(stat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var throttled int
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "nr_throttled "); ok {
+			throttled, _ = strconv.Atoi(strings.TrimSpace(rest))
+		}
+	}
+	if throttled == 0 {
+		t.Errorf("a busy loop at 0.2 cores was never throttled: %s", b)
+	}
+	t.Logf("boot and a busy loop at cpu = 0.2: throttled in %d periods of 100 ms (%s)", throttled, stat)
+}
