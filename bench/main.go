@@ -157,6 +157,9 @@ func (b *bench) run(runtimeDir string) error {
 		return err
 	}
 	b.measureResult(ctx)
+	if err := b.runConfined(ctx); err != nil {
+		return fmt.Errorf("confinement: %w", err)
+	}
 	if err := measureSessions(ctx, b, 10); err != nil {
 		return fmt.Errorf("sessions: %w", err)
 	}
@@ -298,7 +301,7 @@ var targets = []target{
 
 func (b *bench) print() {
 	fmt.Printf("\n%-30s %10s %12s  %-24s %-7s %s\n", "metric", "parselbox", "baseline", "target", "", "runs: min / median / max")
-	all := slices.Concat(targets, mcpTargets, callTargets, bridgeTargets, sessionTargets)
+	all := slices.Concat(targets, mcpTargets, callTargets, bridgeTargets, sessionTargets, confineTargets)
 	for _, t := range all {
 		m, ok := b.results[t.key]
 		if !ok {

@@ -184,6 +184,7 @@ func (s *Sandbox) info() map[string]any {
 		"files":       map[string]any{"path": "/files (read/write)", "items": files},
 		"workspace":   "/workspace (read/write, the working directory)",
 		"limits":      map[string]any{"timeout_seconds": s.timeout.Seconds(), "memory_mb": s.memoryMB()},
+		"confinement": s.jail,
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/parselbox/parselbox/host/confine"
 	"github.com/parselbox/parselbox/sdk"
 )
 
@@ -25,6 +26,9 @@ const (
 	DefaultMaxMessageSizeMB = 64
 	DefaultMaxResultSizeMB  = 64
 )
+
+// MaxCPU bounds Config.CPU, in cores.
+const MaxCPU = 1024
 
 // Config says what a sandbox may do and which bridges it reaches. The file
 // form (HCL, YAML or JSON, loaded by package host/config) uses the koanf
@@ -81,6 +85,16 @@ type Config struct {
 	// stdout and stderr): a larger one fails the execution with an error
 	// naming this option. Zero means DefaultMaxResultSizeMB.
 	MaxResultSize int `koanf:"max_result_size" want:"a whole number of MB, 0 (the default) or more"`
+	// Confinement is how much of the kernel's confinement (package
+	// confine) the sandbox insists on: "required", "best-effort" (empty,
+	// the default) or "off".
+	Confinement string `koanf:"confinement"`
+	// RunAs is the user ("UID[:GID]" or a name) the sandbox runs as when
+	// the host runs as root. Empty: confine.DefaultRunAs.
+	RunAs string `koanf:"run_as"`
+	// CPU caps the sandbox's CPU time, in cores (0.5 is half of one); 0 is
+	// no cap. It needs a cgroup (see package confine).
+	CPU float64 `koanf:"cpu" want:"a number of cores such as 0.5 or 2 (0: no limit)"`
 	// Env is the sandbox's whole environment (os.environ in Python); the
 	// host's own environment is never passed.
 	Env map[string]string `koanf:"env"`
@@ -225,6 +239,17 @@ func (c *Config) Validate() error {
 		if l.mb < 0 {
 			v.bad(l.key, "must be a whole number of MB, 0 (the default) or more, got %d", l.mb)
 		}
+	}
+	if _, err := confine.ParseMode(c.Confinement); err != nil {
+		v.bad("confinement", "%v", err)
+	}
+	if c.RunAs != "" {
+		if _, _, err := confine.ParseRunAs(c.RunAs); err != nil {
+			v.bad("run_as", "%v", err)
+		}
+	}
+	if !(c.CPU >= 0 && c.CPU <= MaxCPU) { // false for NaN
+		v.bad("cpu", "must be a number of cores from 0 (no limit) to %d, such as 0.5 or 2, got %v", MaxCPU, c.CPU)
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Env)) {
 		v.envName(entry("env", name), name)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/parselbox/parselbox/host/confine"
 	"github.com/parselbox/parselbox/host/router"
 	"github.com/parselbox/parselbox/host/sandbox"
 )
@@ -34,6 +35,7 @@ type Sandbox struct {
 	tempDir string // removed on Close; holds the workspace unless OutputDir is set
 	timeout time.Duration
 	closers []func() error // bridges to stop on Close, in reverse order
+	jail    confine.Report // the kernel layers around the sandbox process
 }
 
 // New starts a sandbox as cfg says and waits until it is ready. A
@@ -124,6 +126,9 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 		*l.bytes = int64(l.mb) << 20 // Validate refused negative values
 	}
 	opts.AllowNet = cfg.AllowNet
+	if err := s.confine(&opts); err != nil {
+		return opts, err
+	}
 
 	if s.tempDir, err = os.MkdirTemp("", "parselbox-"); err != nil {
 		return opts, fmt.Errorf("creating temporary directory: %w", err)
@@ -169,8 +174,12 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 	}
 	// Deno's path permissions follow symlinks: a link in a granted directory
 	// that leads out of every granted directory would open that target to
-	// the sandbox. Refuse to start rather than leak.
+	// the sandbox. Refuse to start rather than leak, unless Landlock checks
+	// paths after the links are resolved.
 	for _, r := range s.files {
+		if s.jail.Active(confine.LayerLandlock) {
+			break
+		}
 		if err := checkSymlinks(r.prefix, r.dir, s.files); err != nil {
 			return opts, err
 		}

@@ -53,6 +53,10 @@ func newSandboxFlags(fs *pflag.FlagSet) *configFlags {
 	f.keys["max-message-size"] = "max_message_size"
 	fs.Int("max-result-size", host.DefaultMaxResultSizeMB, "largest result of one execution, in `MB`")
 	f.keys["max-result-size"] = "max_result_size"
+	f.string("confinement", "confinement", "", "kernel confinement of the sandbox: `mode` required, best-effort (default) or off")
+	f.string("run-as", "run_as", "", "`user` (UID[:GID] or a name) the sandbox runs as when parselbox runs as root (default 65532:65532)")
+	fs.Float64("cpu", 0, "CPU limit of the sandbox in `cores` (0.5 is half of one; 0: none)")
+	f.keys["cpu"] = "cpu"
 	f.list("env", "env", "set `KEY=VALUE` in the sandbox's environment (repeatable)")
 	f.list("plugin-dir", "plugin_dirs", "search `dir` for parselbox-bridge-* plugins (repeatable)")
 	f.string("mcp", "mcp", "", "MCP servers from an mcp.json `file` ({\"mcpServers\": {...}}): each becomes a namespace")

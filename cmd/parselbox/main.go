@@ -3,6 +3,7 @@
 //	parselbox [flags]             serve MCP over stdio or streamable HTTP (--transport http)
 //	parselbox exec [flags] CODE   run CODE (or - for stdin) and print the result as JSON
 //	parselbox plugins             list bridge plugins and their sha256
+//	parselbox doctor [flags]      which kernel layers confine the sandbox, and why any does not
 //	parselbox version             print versions
 //
 // See README.md for the flags and the configuration file.
@@ -47,6 +48,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runExec(ctx, args[1:], stdin, stdout, stderr)
 	case "plugins":
 		return runPlugins(args[1:], stdout, stderr)
+	case "doctor":
+		return runDoctor(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintf(stdout, "parselbox %s\n", version)
 		return exitOK
@@ -72,6 +75,7 @@ func usage(w io.Writer) {
   parselbox exec [flags] CODE   run Python CODE (- reads it from stdin) in a fresh sandbox;
                                 prints {output, stdout, stderr, error, files} as JSON
   parselbox plugins             list the bridge plugins found, with their sha256
+  parselbox doctor [flags]      which kernel layers confine the sandbox here, and why any does not
   parselbox version             print the version
 
 Run 'parselbox -h' or 'parselbox exec -h' for the flags.

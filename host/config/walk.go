@@ -115,6 +115,14 @@ func (w *walker) value(v any, t reflect.Type, tag reflect.StructTag, key string,
 			return i, true
 		}
 		return bad()
+	case reflect.Float64:
+		if i, ok := whole(v); ok {
+			return float64(i), true
+		}
+		if f, ok := v.(float64); ok && !math.IsNaN(f) && !math.IsInf(f, 0) {
+			return f, true
+		}
+		return bad()
 	}
 	panic(fmt.Sprintf("config: no rule for a %s field (%s)", t, key))
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/parselbox/parselbox/sdk/procgroup"
+	"github.com/parselbox/parselbox/host/confine"
 )
 
 // Handler serves the sandbox's requests to the host: tool calls and the
@@ -73,6 +74,7 @@ type process struct {
 	exited  chan struct{} // closed once the process is reaped
 	exitErr error
 	stderr  *tailBuffer
+	guard   *confine.Guard
 }
 
 // protocolLimits bound what crosses the channel.
@@ -89,6 +91,7 @@ type spawnSpec struct {
 	handler Handler
 	log     hclog.Logger
 	limits  protocolLimits
+	confine *confine.Spec
 }
 
 func spawn(spec spawnSpec) (*process, error) {
@@ -112,6 +115,12 @@ func spawn(spec spawnSpec) (*process, error) {
 		return nil, err
 	}
 	cmd.ExtraFiles = []*os.File{ctlR} // fd 3
+	guard, err := confine.Command(cmd, spec.confine)
+	if err != nil {
+		ctlR.Close()
+		ctlW.Close()
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &process{
 		log:     spec.log,
@@ -126,6 +135,7 @@ func spawn(spec spawnSpec) (*process, error) {
 		ready:   make(chan ReadyInfo, 1),
 		exited:  make(chan struct{}),
 		stderr:  newTailBuffer(16 << 10),
+		guard:   guard,
 	}
 	// Its own process group, killed with the host (procgroup).
 	p.group, err = procgroup.Start(cmd)
@@ -133,6 +143,7 @@ func spawn(spec spawnSpec) (*process, error) {
 	if err != nil {
 		ctlW.Close()
 		cancel()
+		guard.Release()
 		return nil, fmt.Errorf("starting deno: %w", err)
 	}
 	p.log = p.log.With("pid", p.group.Pid())
@@ -147,6 +158,9 @@ func spawn(spec spawnSpec) (*process, error) {
 		<-stderrDone
 		err := p.group.Wait()
 		p.mu.Lock()
+		if p.guard.OOMKilled() && p.killReason == "" {
+			p.killReason = killMemory // the kernel's memory limit
+		}
 		p.exitErr = err
 		pending := p.pending
 		p.pending = nil
@@ -159,6 +173,9 @@ func spawn(spec spawnSpec) (*process, error) {
 		p.ctl.Close()
 		p.ctl = nil
 		p.ctlMu.Unlock()
+		if err := p.guard.Release(); err != nil {
+			p.log.Warn("releasing the sandbox's confinement", "error", err)
+		}
 		close(p.exited)
 	}()
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/parselbox/parselbox/host/confine"
 )
 
 // Options configure a sandbox. The host resolves them from its Config;
@@ -81,6 +83,9 @@ type Options struct {
 	BootTimeout time.Duration
 	// NoSnapshot boots cold, without the memory snapshot (for measurements).
 	NoSnapshot bool
+	// Confine, if set, confines each process with the kernel (package
+	// confine); the sandbox fills in its paths, network and memory limit.
+	Confine *confine.Spec
 }
 
 // Defaults for the zero values of Options.
@@ -255,6 +260,14 @@ func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 			perms.write = append(perms.write, r.Dir)
 		}
 	}
+	var jail *confine.Spec
+	if o.Confine != nil { // Deno's reads, its module files and cache, and its writes
+		c := *o.Confine
+		c.Read = slices.Concat(perms.read, []string{o.Runtime.Pyodide})
+		c.Write, c.Network, c.AllowNet, c.MemoryMB = perms.write, o.Network, o.AllowNet, o.HardMemoryMB
+		c.Private = []string{"DENO_DIR"} // its own copy of Deno's caches
+		jail = &c
+	}
 	p, err := spawn(spawnSpec{
 		args:    denoArgs(o.Runtime, s.runnerDir, perms, o.MemoryMB),
 		env:     denoEnv(o.CacheDir),
@@ -263,6 +276,7 @@ func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 		handler: o.Handler,
 		log:     s.log,
 		limits:  protocolLimits{maxMessage: o.MaxMessageBytes},
+		confine: jail,
 	})
 	if err != nil {
 		return nil, ReadyInfo{}, err
@@ -322,7 +336,7 @@ func (s *Supervisor) watch(p *process) {
 			}
 			return
 		case <-tick.C:
-			if mb, err := rssMB(p.pid()); err == nil && mb > s.opts.HardMemoryMB {
+			if mb, err := rssMB(p.pid()); err == nil && mb > s.opts.HardMemoryMB && !p.guard.LimitsMemory() {
 				s.log.Warn("sandbox process above its memory limit; killing it", "rss_mb", mb, "limit_mb", s.opts.HardMemoryMB)
 				p.kill(killMemory)
 			}

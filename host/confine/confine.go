@@ -1,0 +1,394 @@
+package confine
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Mode says how much confinement a sandbox insists on.
+type Mode string
+
+const (
+	// Required refuses to start a process unless every layer is active.
+	Required Mode = "required"
+	// BestEffort applies the layers the machine offers and warns about the
+	// others. It is the default.
+	BestEffort Mode = "best-effort"
+	// Off applies none: Deno's permissions are the only wall.
+	Off Mode = "off"
+)
+
+// ParseMode accepts "required", "best-effort" and "off"; "" is BestEffort.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case "":
+		return BestEffort, nil
+	case Required, BestEffort, Off:
+		return m, nil
+	}
+	return "", fmt.Errorf(`must be "required", "best-effort" or "off", got %q`, s)
+}
+
+// DefaultPids is the pids limit of a sandbox's cgroup: room for Deno's
+// threads and a few workers, not for a bomb.
+const DefaultPids = 256
+
+// Spec says what one confined process may do. The zero value of each limit
+// means none.
+type Spec struct {
+	// Mode is "" (BestEffort), Required, BestEffort or Off.
+	Mode Mode
+	// Read are the files and directories the process may read (and list),
+	// not execute. The program itself, its ELF interpreter and the shared
+	// libraries of the system are added by Command.
+	Read []string
+	// Write are the files and directories the process may read and write.
+	Write []string
+	// Network allows every TCP port; otherwise AllowNet lists the only
+	// "host:port" pairs reachable. Landlock knows ports, not hosts: the
+	// kernel enforces the ports, Deno the hosts.
+	Network  bool
+	AllowNet []string
+	// RunAs is the user the process runs as when the host runs as root:
+	// "UID", "UID:GID" or a user name of /etc/passwd. Empty: DefaultRunAs.
+	RunAs string
+	// MemoryMB caps the memory of the process's cgroup.
+	MemoryMB int
+	// CPU caps the CPU time of the process's cgroup, in cores (0.5 is half
+	// of one).
+	CPU float64
+	// Pids caps the tasks (threads and processes) of the process's cgroup;
+	// zero is DefaultPids.
+	Pids int
+	// Private names environment variables of the command whose value is a
+	// directory that the process gets its own writable copy of, removed on
+	// Release: a cache the processes share (Deno's DENO_DIR, whose SQLite
+	// databases a reader also needs to write) is then read and written by
+	// each, and none writes what another will read.
+	Private []string
+	// Shim is the program that applies the layers, then executes the
+	// command: a binary that links this package. Empty: this program,
+	// through /proc/self/exe.
+	Shim string
+	// Logger receives warnings about layers that could not be applied in
+	// BestEffort mode; nil discards them.
+	Logger hclog.Logger
+}
+
+func (s *Spec) mode() Mode {
+	if s == nil {
+		return Off
+	}
+	if s.Mode == "" {
+		return BestEffort
+	}
+	return s.Mode
+}
+
+// ports returns the TCP ports of AllowNet, sorted and unique.
+func (s *Spec) ports() ([]uint16, error) {
+	var out []uint16
+	for _, hp := range s.AllowNet {
+		_, p, err := net.SplitHostPort(hp)
+		if err != nil {
+			return nil, fmt.Errorf("allow_net %q: %w", hp, err)
+		}
+		n, err := strconv.ParseUint(p, 10, 16)
+		if err != nil || n == 0 {
+			return nil, fmt.Errorf("allow_net %q: bad port", hp)
+		}
+		if !slices.Contains(out, uint16(n)) {
+			out = append(out, uint16(n))
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Layer names, in the order of a Report.
+const (
+	LayerLandlock    = "landlock"     // files
+	LayerLandlockNet = "landlock-net" // TCP ports
+	LayerSeccomp     = "seccomp"
+	LayerNoNewPrivs  = "no_new_privs"
+	LayerUser        = "user"   // an unprivileged uid when the host is root
+	LayerCgroup      = "cgroup" // memory, pids, CPU
+)
+
+// States of a layer.
+const (
+	Active      = "active"
+	Unavailable = "unavailable" // the machine cannot apply it; Reason says why
+	NotNeeded   = "not needed"  // nothing for it to do here; Reason says why
+)
+
+// Layer is one kernel layer and whether it applies.
+type Layer struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+	// Detail says what the layer does here when active.
+	Detail string `json:"detail,omitempty"`
+	// Reason says why it is not active.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Report says which layers apply to a sandbox, and why the others do not.
+type Report struct {
+	Mode   Mode    `json:"mode"`
+	Layers []Layer `json:"layers"`
+}
+
+// Active reports whether the named layer is active.
+func (r Report) Active(name string) bool {
+	for _, l := range r.Layers {
+		if l.Name == name {
+			return l.State == Active
+		}
+	}
+	return false
+}
+
+// Unavailable returns the layers the machine could not apply.
+func (r Report) Unavailable() []Layer {
+	var out []Layer
+	for _, l := range r.Layers {
+		if l.State == Unavailable {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// Summary is one line for a log: "landlock (ABI 7), seccomp, ...; not:
+// user (the host does not run as root)".
+func (r Report) Summary() string {
+	if r.Mode == Off {
+		return "off"
+	}
+	var on, off []string
+	for _, l := range r.Layers {
+		switch l.State {
+		case Active:
+			s := l.Name
+			if l.Detail != "" {
+				s += " (" + l.Detail + ")"
+			}
+			on = append(on, s)
+		case Unavailable:
+			off = append(off, l.Name+" ("+l.Reason+")")
+		}
+	}
+	s := strings.Join(on, ", ")
+	if s == "" {
+		s = "none"
+	}
+	if len(off) > 0 {
+		s += "; unavailable: " + strings.Join(off, ", ")
+	}
+	return s
+}
+
+func (r *Report) set(name, state, detail, reason string) {
+	for i := range r.Layers {
+		if r.Layers[i].Name == name {
+			r.Layers[i] = Layer{Name: name, State: state, Detail: detail, Reason: reason}
+			return
+		}
+	}
+	r.Layers = append(r.Layers, Layer{Name: name, State: state, Detail: detail, Reason: reason})
+}
+
+// Check reports which layers a process started with spec would get on this
+// machine. With Mode Required, a missing layer is an error that names it.
+func Check(spec *Spec) (Report, error) {
+	_, rep, err := newPlan(spec, probe(), "")
+	return rep, err
+}
+
+// Guard is the confinement of one started process. Its methods are safe
+// for concurrent use, and on a nil Guard (no confinement).
+type Guard struct {
+	report       Report
+	logger       hclog.Logger
+	limitsMemory bool
+
+	mu      sync.Mutex
+	cgroup  *cgroup
+	owner   *giveBack
+	private []*privateCopy
+	oomSeen bool
+}
+
+// Report says which layers apply to the process.
+func (g *Guard) Report() Report {
+	if g == nil {
+		return Report{Mode: Off}
+	}
+	return g.report
+}
+
+// LimitsMemory reports whether the kernel caps the process's memory (a
+// cgroup), so that no watchdog is needed.
+func (g *Guard) LimitsMemory() bool { return g != nil && g.limitsMemory }
+
+// OOMKilled reports whether the kernel killed the process for exceeding
+// its memory limit. Call it once the process has exited.
+func (g *Guard) OOMKilled() bool {
+	if g == nil {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.oomKilledLocked()
+}
+
+func (g *Guard) oomKilledLocked() bool {
+	if !g.oomSeen && g.cgroup != nil {
+		g.oomSeen = g.cgroup.oomKills() > 0
+	}
+	return g.oomSeen
+}
+
+// Release undoes what Command set up once the process has exited: it
+// removes the cgroup (saying in the log if a limit of it was hit) and the
+// private copies, and gives the files the process created back to the
+// owner of the directory they are in. Calling it again does nothing.
+func (g *Guard) Release() error {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var errs []error
+	if g.cgroup != nil {
+		if g.oomKilledLocked() {
+			g.logger.Warn("memory limit exceeded: the kernel killed the sandbox process", "limit_mb", g.cgroup.memoryMB)
+		}
+		if n := g.cgroup.pidsRefused(); n > 0 {
+			g.logger.Warn("pids limit reached: the kernel refused new threads or processes", "refused", n, "limit", g.cgroup.pids)
+		}
+		if err := g.cgroup.remove(); err != nil {
+			errs = append(errs, err)
+		}
+		g.cgroup = nil
+	}
+	if g.owner != nil {
+		if err := g.owner.restore(); err != nil {
+			errs = append(errs, err)
+		}
+		g.owner = nil
+	}
+	for _, pc := range g.private {
+		if err := pc.remove(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	g.private = nil
+	if len(errs) > 0 {
+		return fmt.Errorf("releasing confinement: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// Command rewrites cmd, before it is started, to start through the shim,
+// which applies the layers of spec to itself and then executes cmd's
+// program, keeping its arguments, environment, directory and process
+// attributes. It returns the Guard to Release once the process has exited.
+// With Mode Off (or a nil spec) it changes nothing and returns a nil Guard.
+func Command(cmd *exec.Cmd, spec *Spec) (*Guard, error) {
+	if hook := testHook.Load(); hook != nil {
+		spec = (*hook)(cmd, spec)
+	}
+	if spec.mode() == Off {
+		return nil, nil
+	}
+	if cmd.Process != nil {
+		return nil, fmt.Errorf("confine: command already started")
+	}
+	prog, err := exec.LookPath(cmd.Path)
+	if err != nil {
+		return nil, fmt.Errorf("confine: %w", err)
+	}
+	if prog, err = filepath.Abs(prog); err != nil {
+		return nil, fmt.Errorf("confine: %w", err)
+	}
+	sys := probe()
+	p, rep, err := newPlan(spec, sys, prog)
+	if err != nil {
+		return nil, err
+	}
+	log := spec.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	g := &Guard{report: rep, logger: log}
+	if p.cgroupLimits != nil {
+		cg, err := sys.cgroups.create(*p.cgroupLimits)
+		if err != nil {
+			if spec.mode() == Required {
+				return nil, fmt.Errorf("confine: %s: %w", LayerCgroup, err)
+			}
+			log.Warn("no cgroup for the sandbox; the RSS watchdog caps its memory", "error", err)
+			g.report.set(LayerCgroup, Unavailable, "", err.Error())
+		} else {
+			g.cgroup, g.limitsMemory = cg, cg.memoryMB > 0
+			p.Cgroup = cg.procsFiles()
+		}
+	}
+	if p.UID >= 0 {
+		g.owner = newGiveBack(p.UID, spec.Write)
+	}
+	for _, name := range spec.Private {
+		for i, kv := range cmd.Env {
+			k, dir, _ := strings.Cut(kv, "=")
+			if k != name || dir == "" {
+				continue
+			}
+			pc, err := newPrivateCopy(dir, p.UID, p.GID)
+			if err != nil {
+				g.Release()
+				return nil, fmt.Errorf("confine: %s: %w", name, err)
+			}
+			g.private = append(g.private, pc)
+			cmd.Env = append(slices.Clone(cmd.Env[:i]), append([]string{name + "=" + pc.dir}, cmd.Env[i+1:]...)...)
+			if p.Landlock != nil {
+				p.Landlock.grant(pc.dir, rightsWriteDir)
+			}
+			break
+		}
+	}
+	arg, err := p.encode()
+	if err != nil {
+		g.Release()
+		return nil, err
+	}
+	shim := spec.Shim
+	if shim == "" {
+		shim = "/proc/self/exe"
+	}
+	args := append([]string{ShimName, arg, prog}, cmd.Args...)
+	if len(cmd.Args) == 0 {
+		args = append(args, cmd.Path)
+	}
+	cmd.Path, cmd.Args, cmd.Err = shim, args, nil
+	return g, nil
+}
+
+// testHook, set only by this package's tests, changes a command and its
+// spec before it is confined: the tests widen Deno's own permissions with
+// it. Nothing else can reach it (not the configuration, not the CLI).
+var testHook atomic.Pointer[func(*exec.Cmd, *Spec) *Spec]
+
+// hostPID is the host's pid, which the shim checks is still its parent.
+var hostPID = os.Getpid()

@@ -1,0 +1,168 @@
+package host_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/host/confine"
+	"github.com/parselbox/parselbox/internal/testenv"
+)
+
+// needLandlock skips where the kernel has no Landlock, saying so.
+func needLandlock(t *testing.T) {
+	t.Helper()
+	if rep, _ := confine.Check(&confine.Spec{}); !rep.Active(confine.LayerLandlock) {
+		t.Skipf("no Landlock on this machine (%s): the kernel's path checks are not tested here", rep.Summary())
+	}
+}
+
+// With Landlock, the kernel checks paths after symlinks are resolved: a
+// mount may hold a link that leads out of it (the host starts), and reading
+// through it fails. Python's own file functions resolve links inside
+// Pyodide's file system (an absolute host path there names nothing); what
+// reaches the host's kernel through the link (fetch of a file: URL, Deno's
+// own file functions) is refused by Landlock with EACCES.
+func TestSymlinkOutOfMountWithLandlock(t *testing.T) {
+	t.Parallel()
+	needLandlock(t)
+	secretDir := t.TempDir()
+	os.WriteFile(filepath.Join(secretDir, "secret.txt"), []byte("top secret"), 0o644)
+	mnt := t.TempDir()
+	os.WriteFile(filepath.Join(mnt, "real.txt"), []byte("inside"), 0o644)
+	os.Symlink("real.txt", filepath.Join(mnt, "link.txt"))
+	os.MkdirAll(filepath.Join(mnt, "sub"), 0o755)
+	os.Symlink(secretDir, filepath.Join(mnt, "sub", "escape"))
+	os.Symlink(filepath.Join(secretDir, "secret.txt"), filepath.Join(mnt, "secret-link.txt"))
+	os.Symlink("../../"+filepath.Base(secretDir)+"/secret.txt", filepath.Join(mnt, "sub", "relative-escape.txt"))
+
+	sb := newSandbox(t, host.Config{Mounts: map[string]host.Mount{"data": {Source: mnt}}})
+	if !sb.Confinement().Active(confine.LayerLandlock) {
+		t.Fatalf("Landlock is not active: %s", sb.Confinement().Summary())
+	}
+	if got := value(t, exec(t, sb, `open("/mnt/data/link.txt").read()`)); got != "inside" {
+		t.Errorf("a link inside the mount: %v", got)
+	}
+	leaked := func(r *host.Result) bool {
+		s := string(r.Output) + r.Stdout + r.Stderr
+		if r.Error != nil {
+			s += r.Error.Message + r.Error.Traceback
+		}
+		return strings.Contains(s, "top secret")
+	}
+	for _, code := range []string{
+		`open("/mnt/data/sub/escape/secret.txt").read()`,
+		`open("/mnt/data/secret-link.txt").read()`,
+		`open("/mnt/data/sub/relative-escape.txt").read()`,
+		`import os; os.listdir("/mnt/data/sub/escape")`,
+	} {
+		if r := exec(t, sb, code); r.Error == nil || leaked(r) {
+			t.Errorf("%s: %s %+v", code, r.Output, r.Error)
+		}
+	}
+	// Through the host's kernel: a file: URL of the link's path, which
+	// Deno's permission check allows (it is under the mount).
+	fetch := func(path string) *host.Result {
+		return exec(t, sb, "from js import fetch\nr = await fetch('file://"+path+"')\nawait r.text()")
+	}
+	for _, p := range []string{filepath.Join(mnt, "sub", "escape", "secret.txt"), filepath.Join(mnt, "secret-link.txt")} {
+		r := fetch(p)
+		if r.Error == nil || leaked(r) {
+			t.Fatalf("fetch through %s: %s %+v", p, r.Output, r.Error)
+		}
+		if control := fetch(filepath.Join(mnt, "real.txt")); control.Error != nil {
+			t.Logf("the runner refuses file: URLs (%s): the kernel's refusal is tested with Deno's permissions widened (package confine)", control.Error.Message)
+		} else if !strings.Contains(r.Error.Message, "Permission denied (os error 13)") {
+			t.Errorf("fetch through %s: not refused by the kernel: %s", p, r.Error.Message)
+		} else {
+			t.Logf("fetch through %s: refused by Landlock: %s", p, r.Error.Message)
+		}
+	}
+	// The sandbox lives on.
+	if got := value(t, exec(t, sb, "'still here'")); got != "still here" {
+		t.Errorf("after the attempts: %v", got)
+	}
+}
+
+// sbx.info() says which layers confine the sandbox.
+func TestInfoShowsConfinement(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, host.Config{})
+	got := value(t, exec(t, sb, "import json; json.dumps(sbx.info()['confinement'])"))
+	var rep confine.Report
+	if err := json.Unmarshal([]byte(got.(string)), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Mode != confine.BestEffort || len(rep.Layers) != 6 {
+		t.Fatalf("sbx.info()['confinement'] = %s", got)
+	}
+	for i, l := range rep.Layers {
+		if l != sb.Confinement().Layers[i] {
+			t.Errorf("layer %d: %+v, the host says %+v", i, l, sb.Confinement().Layers[i])
+		}
+		if l.State != confine.Active && l.Reason == "" {
+			t.Errorf("%s is %s with no reason", l.Name, l.State)
+		}
+	}
+}
+
+func TestConfinementOptions(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		cfg  host.Config
+		want string
+	}{
+		"bad mode":     {host.Config{Confinement: "strict"}, `confinement: must be "required", "best-effort" or "off"`},
+		"negative cpu": {host.Config{CPU: -1}, "cpu: must be a number of cores"},
+		"root run_as":  {host.Config{RunAs: "0"}, "must not run as root"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tc.cfg.RuntimeDir = testenv.Runtime(t).Dir
+			_, err := host.New(t.Context(), tc.cfg)
+			var ce *host.ConfigError
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) {
+				if tc.want == "must not run as root" && os.Geteuid() != 0 {
+					return // run_as only matters to a root host
+				}
+				t.Errorf("%v, want a ConfigError with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// With confinement = "required", the sandbox starts when the machine offers
+// every layer, and refuses to, naming the missing ones, when it does not.
+func TestConfinementRequired(t *testing.T) {
+	t.Parallel()
+	rep, checkErr := confine.Check(&confine.Spec{Mode: confine.Required})
+	sb, err := host.New(t.Context(), host.Config{RuntimeDir: testenv.Runtime(t).Dir, CacheDir: testenv.CacheDir(t), Confinement: "required"})
+	if checkErr != nil {
+		var ce *host.ConfigError
+		if !errors.As(err, &ce) || !errors.Is(err, confine.ErrUnavailable) {
+			t.Errorf("required on a machine without %v: %v", rep.Unavailable(), err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	if got := value(t, exec(t, sb, "6*7")); got != float64(42) {
+		t.Errorf("6*7 = %v", got)
+	}
+	// The process runs as the unprivileged user, and what it writes is given
+	// back when it exits.
+	if os.Geteuid() == 0 {
+		var st syscall.Stat_t
+		syscall.Stat("/proc/"+strconv.Itoa(sb.PID()), &st)
+		if st.Uid != 65532 {
+			t.Errorf("the sandbox process runs as uid %d", st.Uid)
+		}
+	}
+}
