@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/parselbox/parselbox/sdk/procgroup"
 	"github.com/parselbox/parselbox/host/confine"
+	"github.com/parselbox/parselbox/sdk/procgroup"
 )
 
 // Handler serves the sandbox's requests to the host: tool calls and the
