@@ -108,6 +108,11 @@ func newLandlockPlan(abi int, spec *Spec, ports []uint16, prog string) (*landloc
 			}
 			return nil
 		}
+		if fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) != 0 {
+			// Pipes and sockets are not files Landlock governs; a path to
+			// one (/dev/fd/N) names the host's descriptor, not the child's.
+			return nil
+		}
 		r := fRights
 		if fi.IsDir() {
 			r = dirRights

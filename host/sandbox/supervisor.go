@@ -263,7 +263,10 @@ func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 	var jail *confine.Spec
 	if o.Confine != nil { // Deno's reads, its module files and cache, and its writes
 		c := *o.Confine
-		c.Read = slices.Concat(perms.read, []string{o.Runtime.Pyodide})
+		// The interrupt pipe is an inherited descriptor, not a path of the
+		// host's: Landlock does not govern pipes.
+		c.Read = slices.Concat(slices.DeleteFunc(slices.Clone(perms.read), func(p string) bool { return p == interruptPipe }),
+			[]string{o.Runtime.Pyodide})
 		c.Write, c.Network, c.AllowNet, c.MemoryMB = perms.write, o.Network, o.AllowNet, o.HardMemoryMB
 		c.Private = []string{"DENO_DIR"} // its own copy of Deno's caches
 		jail = &c
