@@ -187,7 +187,7 @@ func (tg *target) attacks() []attack {
 	return []attack{
 		{"read /etc/shadow", "_r = D.readTextFileSync('/etc/shadow')", eacces, "landlock", "OK:root:"},
 		{"read a host file next to the workspace", "_r = D.readTextFileSync(" + q(tg.secret) + ")", eacces, "landlock", "OK:host secret"},
-		{"fetch a host file as a file: URL", "from js import fetch\n_r = await (await fetch('file://' + " + q(tg.secret) + ")).text()", eacces, "landlock", "OK:host secret"},
+		{"fetch a host file as a file: URL", "fetch = console.fetch\n_r = await (await fetch('file://' + " + q(tg.secret) + ")).text()", eacces, "landlock", "OK:host secret"},
 		{"read another process's environment", "_r = D.readTextFileSync('/proc/1/environ')", eacces, "landlock", ""},
 		{"list the host's root", "_r = [e.name for e in D.readDirSync('/')]", eacces, "landlock", "OK:["},
 		{"write next to the workspace", "D.writeTextFileSync(" + q(filepath.Join(tg.dir, "pwned.txt")) + ", 'x'); _r = 'written'", eacces, "landlock", "OK:written"},

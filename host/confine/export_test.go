@@ -12,9 +12,11 @@ import (
 // exposeJS runs in the widened Deno before the runner (--preload): it hands
 // Python, through the `console` object that the runner lets it reach, what
 // a bug in Deno's permissions or in the runner would hand an attacker:
-// Deno's whole API, Worker, and raw system calls through FFI.
+// Deno's whole API, Worker, fetch before the runner narrows it to network
+// URLs, and raw system calls through FFI.
 const exposeJS = `
 console.Deno = Deno;
+console.fetch = fetch;
 console.Worker = Worker;
 let libc;
 console.sys = (nr, ...args) => {
