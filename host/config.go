@@ -95,6 +95,21 @@ type Config struct {
 	// CPU caps the sandbox's CPU time, in cores (0.5 is half of one); 0 is
 	// no cap. It needs a cgroup (see package confine).
 	CPU float64 `koanf:"cpu" want:"a number of cores such as 0.5 or 2 (0: no limit)"`
+	// Packages are installed by the host before the first execution (see
+	// package packages): Python packages by name ("numpy", "pyyaml"), wheel
+	// files or URLs, directories of wheels; and npm packages for require()
+	// as "npm:NAME[@VERSION]". The sandbox never needs network for them.
+	Packages []string `koanf:"packages"`
+	// PackageDir is where the host keeps downloaded packages, shared across
+	// sandboxes. Empty: the "packages" folder of the cache directory.
+	PackageDir string `koanf:"package_dir" file:"path"`
+	// PackageIndex is the Pyodide package index (a pyodide-lock.json with
+	// its wheels) Python packages are resolved from: a URL or a directory.
+	// Empty: the official Pyodide distribution of the pinned version.
+	PackageIndex string `koanf:"package_index"`
+	// AllowRuntimePackages lets the host install, on demand, packages the
+	// code imports (Python) or require()s (npm) that were not declared.
+	AllowRuntimePackages bool `koanf:"allow_runtime_packages"`
 	// Env is the sandbox's whole environment (os.environ in Python); the
 	// host's own environment is never passed.
 	Env map[string]string `koanf:"env"`
@@ -222,6 +237,13 @@ func (c *Config) Validate() error {
 		}
 		if m.Mode != "" && m.Mode != "ro" && m.Mode != "rw" {
 			v.bad(sub(key, "mode"), `must be "ro" or "rw", got %q`, m.Mode)
+		}
+	}
+	for i, p := range c.Packages {
+		if strings.TrimSpace(p) == "" {
+			v.bad(index("packages", i), "must not be empty")
+		} else if _, ok := strings.CutPrefix(p, "npm:"); ok && strings.TrimSpace(strings.TrimPrefix(p, "npm:")) == "" {
+			v.bad(index("packages", i), `must name a package after "npm:", got %q`, p)
 		}
 	}
 	for i, hp := range c.AllowNet {

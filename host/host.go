@@ -45,6 +45,10 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, &ConfigError{err}
 	}
+	if len(cfg.Packages) > 0 || cfg.AllowRuntimePackages {
+		// The keys are declared; the host does not install packages yet.
+		return nil, configErrorf("packages: installing packages is not supported yet")
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = hclog.NewNullLogger()

@@ -43,6 +43,11 @@ func newSandboxFlags(fs *pflag.FlagSet) *configFlags {
 	fs.Bool("network", false, "give the sandbox the whole network")
 	f.keys["network"] = "network"
 	f.list("allow-net", "allow_net", "let the sandbox reach `HOST:PORT` (repeatable)")
+	f.list("packages", "packages", "install a Python package, a wheel, or npm:NAME[@VERSION] for require() before the first execution: `PKG` (repeatable)")
+	f.string("package-dir", "package_dir", "", "`dir`ectory where the host keeps downloaded packages (default: under the cache dir)")
+	f.string("package-index", "package_index", "", "Pyodide package index, a `URL or dir`ectory holding pyodide-lock.json (default: the official one)")
+	fs.Bool("allow-runtime-packages", false, "let the host install undeclared packages the code imports or require()s")
+	f.keys["allow-runtime-packages"] = "allow_runtime_packages"
 	fs.Int("memory", host.DefaultMemoryMB, "memory limit of the Python heap, in `MB`")
 	f.keys["memory"] = "memory"
 	fs.Int("timeout", int(host.DefaultTimeout.Seconds()), "timeout of one execution in `seconds` (0: none)")

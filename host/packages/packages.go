@@ -1,0 +1,95 @@
+package packages
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// NPMPrefix marks an npm package in a list of packages.
+const NPMPrefix = "npm:"
+
+// NPM is an npm package as the configuration names it.
+type NPM struct {
+	// Name is the package's name, scope included ("lodash", "@scope/pkg").
+	Name string
+	// Version is what follows the name's "@": a version or a range; empty
+	// for the latest.
+	Version string
+}
+
+func (p NPM) String() string {
+	if p.Version == "" {
+		return NPMPrefix + p.Name
+	}
+	return NPMPrefix + p.Name + "@" + p.Version
+}
+
+// Split separates a list of packages into the Python ones, as they are, and
+// the npm ones ("npm:NAME[@VERSION]"), parsed.
+func Split(entries []string) (python []string, npm []NPM, err error) {
+	for _, e := range entries {
+		e = strings.TrimSpace(e)
+		spec, ok := strings.CutPrefix(e, NPMPrefix)
+		if !ok {
+			python = append(python, e)
+			continue
+		}
+		p, err := ParseNPM(spec)
+		if err != nil {
+			return nil, nil, fmt.Errorf("package %q: %w", e, err)
+		}
+		npm = append(npm, p)
+	}
+	return python, npm, nil
+}
+
+// ParseNPM parses "NAME[@VERSION]", where NAME may be scoped ("@scope/pkg").
+func ParseNPM(spec string) (NPM, error) {
+	name, version := spec, ""
+	at := strings.LastIndexByte(spec, '@')
+	if at > 0 { // a leading "@" is the scope's
+		name, version = spec[:at], spec[at+1:]
+		if version == "" {
+			return NPM{}, fmt.Errorf("an empty version after %q", name+"@")
+		}
+	}
+	if !validNPMName(name) {
+		return NPM{}, fmt.Errorf("%q is not an npm package name", name)
+	}
+	return NPM{Name: name, Version: version}, nil
+}
+
+// validNPMName follows npm's rules for new package names: lower case, at
+// most 214 characters, URL-safe, an optional "@scope/" prefix.
+func validNPMName(name string) bool {
+	if name == "" || len(name) > 214 {
+		return false
+	}
+	if scope, rest, ok := strings.Cut(name, "/"); ok {
+		if !strings.HasPrefix(scope, "@") || len(scope) < 2 || !validNPMPart(scope[1:]) {
+			return false
+		}
+		name = rest
+	} else if strings.HasPrefix(name, "@") {
+		return false
+	}
+	return validNPMPart(name)
+}
+
+func validNPMPart(s string) bool {
+	if s == "" || s[0] == '.' || s[0] == '_' {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '.', r == '_', r == '~':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// Dir is the default package directory under a cache directory.
+func Dir(cacheDir string) string { return filepath.Join(cacheDir, "packages") }
