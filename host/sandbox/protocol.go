@@ -328,6 +328,14 @@ type initParams struct {
 	Globals       map[string]any    `json:"globals,omitempty"`
 	Namespaces    json.RawMessage   `json:"namespaces,omitempty"`
 	Paths         initPaths         `json:"paths"`
+	Packages      *initPackages     `json:"packages,omitempty"`
+}
+
+// initPackages are the host's packages: directories under PackagesPath
+// that go on sys.path.
+type initPackages struct {
+	Paths   []string `json:"paths"`
+	Runtime bool     `json:"runtime,omitempty"`
 }
 
 // initRoot is a host directory the sandbox sees at Target.

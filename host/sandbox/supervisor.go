@@ -86,6 +86,23 @@ type Options struct {
 	// Confine, if set, confines each process with the kernel (package
 	// confine); the sandbox fills in its paths, network and memory limit.
 	Confine *confine.Spec
+	// Packages are Python packages the host installed (package packages),
+	// visible read-only at PackagesPath; nil: none.
+	Packages *Packages
+}
+
+// PackagesPath is where the sandbox sees the host's unpacked packages.
+const PackagesPath = "/lib/packages"
+
+// Packages are unpacked wheels in one host directory (read-only for the
+// sandbox): Paths, relative to Dir, go on sys.path in this order.
+type Packages struct {
+	Dir   string
+	Paths []string
+	// Runtime says the host installs what the code imports
+	// (allow_runtime_packages): it only changes what a
+	// ModuleNotFoundError suggests.
+	Runtime bool
 }
 
 // Defaults for the zero values of Options.
@@ -248,6 +265,9 @@ func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 		Namespaces: o.Namespaces,
 		Paths:      initPaths{CacheDir: o.CacheDir},
 	}
+	if o.Packages != nil {
+		init.Packages = &initPackages{Paths: o.Packages.Paths, Runtime: o.Packages.Runtime}
+	}
 	for _, f := range pyodideFiles {
 		init.Paths.PyodideFiles = append(init.Paths.PyodideFiles, filepath.Join(o.Runtime.Pyodide, f))
 	}
@@ -303,6 +323,9 @@ func resolveRoots(o Options) ([]initRoot, error) {
 	}
 	for _, m := range o.Mounts {
 		roots = append(roots, initRoot{Target: m.Target, Dir: m.Source, ReadOnly: m.ReadOnly})
+	}
+	if o.Packages != nil {
+		roots = append(roots, initRoot{Target: PackagesPath, Dir: o.Packages.Dir, ReadOnly: true})
 	}
 	for i := range roots {
 		real, err := filepath.EvalSymlinks(roots[i].Dir)
@@ -803,6 +826,10 @@ func denoEnv(cacheDir string) []string {
 }
 
 // defaultCacheDir is the user cache directory's parselbox folder.
+// DefaultCacheDir is the cache directory used when Options.CacheDir is
+// empty.
+func DefaultCacheDir() (string, error) { return defaultCacheDir() }
+
 func defaultCacheDir() (string, error) {
 	d, err := os.UserCacheDir()
 	if err != nil {

@@ -39,6 +39,7 @@ interface InitParams {
   globals?: Record<string, unknown>;
   namespaces?: unknown[];
   paths?: { pyodide_files: string[]; cache_dir?: string }; // the runtime's own files
+  packages?: { paths: string[]; runtime?: boolean }; // the host's packages, under /lib/packages
 }
 
 const EXIT_FATAL = 70;
@@ -177,7 +178,14 @@ for (const e of [...Deno.readDirSync(featureDir)].sort((a, b) => a.name.localeCo
 for (const f of registered()) await f.install(rt);
 
 // The Python side, with the host's configuration.
-rt.pbx.configure(toPython(py, { env: init.env ?? {}, globals: init.globals ?? {}, namespaces: init.namespaces ?? [] })[0]);
+rt.pbx.configure(
+  toPython(py, {
+    env: init.env ?? {},
+    globals: init.globals ?? {},
+    namespaces: init.namespaces ?? [],
+    packages: init.packages ?? { paths: [] },
+  })[0],
+);
 
 lockdown(py, fs, paths);
 for (const h of hooks.booting) await h();

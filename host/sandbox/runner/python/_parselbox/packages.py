@@ -1,0 +1,61 @@
+"""The packages the host installed (package packages on the host): each
+an unpacked wheel in a read-only directory under /lib/packages, put on
+sys.path at every start. The sandbox installs nothing itself and needs no
+network for packages.
+
+A ModuleNotFoundError for a top-level module says how the host would
+install it."""
+
+import importlib
+import sys
+
+from . import on_configure
+
+ROOT = "/lib/packages"
+
+
+class _State:
+    runtime = False
+
+
+_state = _State()
+
+
+def add_paths(paths):
+    """Puts the host's unpacked wheels on sys.path (after what is there)."""
+    for p in paths:
+        full = f"{ROOT}/{p}"
+        if full not in sys.path:
+            sys.path.append(full)
+    importlib.invalidate_caches()
+
+
+@on_configure
+def _configure(config):
+    packages = config.get("packages") or {}
+    _state.runtime = bool(packages.get("runtime"))
+    add_paths(packages.get("paths") or [])
+
+
+def hint(err, e):
+    """err (an execution's error dict) with a hint on how the host installs
+    the module a ModuleNotFoundError names."""
+    if type(e) is not ModuleNotFoundError or not getattr(e, "name", None):
+        return err
+    name = e.name.split(".")[0]
+    if _state.runtime:
+        more = f" (allow_runtime_packages is on, but the host could not install {name!r}: see the host's log)"
+    else:
+        more = (
+            f"; the host installs packages: add {name!r} to packages (--packages {name}), "
+            "or set allow_runtime_packages (--allow-runtime-packages) to install what the code imports"
+        )
+    err["message"] = err["message"] + more
+    return err
+
+
+def prepare():
+    from . import execute
+
+    error = execute.error
+    execute.error = lambda e: hint(error(e), e)
