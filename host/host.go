@@ -263,6 +263,11 @@ func (s *Sandbox) Execute(ctx context.Context, code string) (*Result, error) {
 				Error: &Error{Type: "PermissionError", Message: "Blocked by hook: " + err.Error()}}, nil
 		}
 	}
+	if s.pkgs != nil && s.cfg.AllowRuntimePackages {
+		if err := s.runtimePackages(ctx, code); err != nil {
+			return nil, err
+		}
+	}
 	r, err := s.sb.Exec(ctx, code, timeout)
 	if err != nil {
 		return nil, err

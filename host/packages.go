@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 
 	"github.com/parselbox/parselbox/host/packages"
@@ -36,6 +37,9 @@ func (s *Sandbox) installPackages(ctx context.Context, opts *sandbox.Options) er
 		Index:          cfg.PackageIndex,
 		RuntimeLock:    filepath.Join(opts.Runtime.Pyodide, packages.LockFile),
 		PyodideVersion: opts.Runtime.PyodideVersion,
+	}
+	if err := os.MkdirAll(store.SiteDir(), 0o755); err != nil {
+		return fmt.Errorf("package directory: %w", err)
 	}
 	opts.Packages = &sandbox.Packages{Dir: store.SiteDir(), Runtime: cfg.AllowRuntimePackages}
 	if len(python) == 0 {
@@ -76,4 +80,31 @@ func (s *Sandbox) packageStore(opts *sandbox.Options) (*packages.Store, error) {
 		return nil, err
 	}
 	return &packages.Store{Dir: abs, Client: http.DefaultClient, Log: s.log.Named("packages")}, nil
+}
+
+// runtimePackages installs, before an execution, the modules code imports
+// that the sandbox cannot find (allow_runtime_packages), each the way
+// declared packages are. What cannot be installed is logged; the import
+// then fails in Python with ModuleNotFoundError.
+func (s *Sandbox) runtimePackages(ctx context.Context, code string) error {
+	missing, err := s.sb.MissingImports(ctx, code)
+	if err != nil || len(missing) == 0 {
+		return err
+	}
+	var paths []string
+	for _, name := range missing {
+		wheels, err := s.pkgs.Install(ctx, s.pkgSource, []string{name})
+		if err != nil {
+			s.log.Warn("runtime package not installed", "import", name, "error", err)
+			continue
+		}
+		for _, w := range wheels {
+			paths = append(paths, w.Site)
+		}
+		s.log.Info("runtime package installed", "import", name, "wheels", len(wheels))
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	return s.sb.AddPackages(ctx, paths)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/parselbox/parselbox/host"
@@ -84,5 +85,34 @@ func TestModuleNotFoundHint(t *testing.T) {
 	want := `No module named 'alphapkg'; the host installs packages: add 'alphapkg' to packages (--packages alphapkg), or set allow_runtime_packages (--allow-runtime-packages) to install what the code imports`
 	if e.Message != want {
 		t.Errorf("message %q, want %q", e.Message, want)
+	}
+}
+
+// allow_runtime_packages: the imports of each execution that the sandbox
+// cannot find are installed by the host first (the network stays off);
+// what the index lacks stays a ModuleNotFoundError. A restart keeps them.
+func TestRuntimePackages(t *testing.T) {
+	t.Parallel()
+	ix := pkgtest.NewIndex(t, pkgtest.Fixtures()...)
+	sb := newSandbox(t, host.Config{AllowRuntimePackages: true, PackageIndex: ix.PyodideURL(), PackageDir: t.TempDir()})
+	if n := len(ix.Requests()); n != 0 {
+		t.Errorf("requests before any import: %q", ix.Requests())
+	}
+	got := value(t, exec(t, sb, "import json\nfrom alphapkg import GREETING\nimport dotenv\n[GREETING, dotenv.load()]"))
+	if fmt.Sprint(got) != "[alpha+beta dotenv ok]" {
+		t.Errorf("got %v", got)
+	}
+	e := raised(t, exec(t, sb, "import nosuchpkg"), "ModuleNotFoundError")
+	want := "No module named 'nosuchpkg' (allow_runtime_packages is on, but the host could not install 'nosuchpkg': see the host's log)"
+	if e.Message != want {
+		t.Errorf("message %q, want %q", e.Message, want)
+	}
+	// After a restart (the process killed), the runtime packages are there.
+	if err := syscall.Kill(sb.PID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	r := exec(t, sb, "import alphapkg\nalphapkg.GREETING")
+	if got := value(t, r); got != "alpha+beta" {
+		t.Errorf("after a restart: %v", got)
 	}
 }

@@ -238,7 +238,9 @@ func Start(ctx context.Context, opts Options) (*Supervisor, error) {
 
 // boot starts one process and waits until it is ready.
 func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
+	s.mu.Lock() // AddPackages changes opts.Packages
 	o := s.opts
+	s.mu.Unlock()
 	perms := permissions{
 		read:     []string{s.runnerDir, interruptPipe},
 		network:  o.Network,
@@ -265,8 +267,8 @@ func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 		Namespaces: o.Namespaces,
 		Paths:      initPaths{CacheDir: o.CacheDir},
 	}
-	if o.Packages != nil {
-		init.Packages = &initPackages{Paths: o.Packages.Paths, Runtime: o.Packages.Runtime}
+	if pk := o.Packages; pk != nil {
+		init.Packages = &initPackages{Paths: slices.Clone(pk.Paths), Runtime: pk.Runtime}
 	}
 	for _, f := range pyodideFiles {
 		init.Paths.PyodideFiles = append(init.Paths.PyodideFiles, filepath.Join(o.Runtime.Pyodide, f))
@@ -701,6 +703,65 @@ func (s *Supervisor) Info(ctx context.Context) (*Info, error) {
 	info.Restarts, info.Snapshot = s.restarts, s.ready.Snapshot
 	s.mu.Unlock()
 	return &info, nil
+}
+
+// MissingImports returns the top-level modules code imports that the
+// sandbox cannot find (for allow_runtime_packages); code that does not
+// parse has none.
+func (s *Supervisor) MissingImports(ctx context.Context, code string) ([]string, error) {
+	var raw json.RawMessage
+	for attempt := 0; ; attempt++ {
+		p, err := s.current(ctx)
+		if err != nil {
+			return nil, err
+		}
+		raw, err = p.request(ctx, "packages.missing", map[string]string{"code": code})
+		if err == nil {
+			break
+		}
+		// A process that died meanwhile is restarted: ask the new one.
+		if p.ctx.Err() == nil || attempt > 0 {
+			return nil, fmt.Errorf("scanning imports: %w", err)
+		}
+		select {
+		case <-p.exited:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	var r struct {
+		Missing []string `json:"missing"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, fmt.Errorf("scanning imports: %w", err)
+	}
+	return r.Missing, nil
+}
+
+// AddPackages puts more unpacked wheels (directories of Packages.Dir) on
+// the sandbox's sys.path, now and after every restart.
+func (s *Supervisor) AddPackages(ctx context.Context, paths []string) error {
+	s.mu.Lock()
+	if s.opts.Packages == nil {
+		s.mu.Unlock()
+		return errors.New("sandbox: started without packages")
+	}
+	pk := *s.opts.Packages
+	for _, p := range paths {
+		if !slices.Contains(pk.Paths, p) {
+			pk.Paths = append(slices.Clone(pk.Paths), p)
+		}
+	}
+	s.opts.Packages = &pk
+	s.mu.Unlock()
+	p, err := s.current(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := p.request(ctx, "packages.add", map[string][]string{"paths": paths}); err != nil && p.ctx.Err() == nil {
+		return fmt.Errorf("adding packages: %w", err) // (a restart gets them at boot)
+	}
+	return nil
 }
 
 // Ready returns what the current process reported when it booted.

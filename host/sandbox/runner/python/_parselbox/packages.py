@@ -6,7 +6,10 @@ network for packages.
 A ModuleNotFoundError for a top-level module says how the host would
 install it."""
 
+import ast
 import importlib
+import importlib.util
+import os
 import sys
 
 from . import on_configure
@@ -24,10 +27,41 @@ _state = _State()
 def add_paths(paths):
     """Puts the host's unpacked wheels on sys.path (after what is there)."""
     for p in paths:
+        p = str(p)
+        if "/" in p or p.startswith("."):
+            continue
         full = f"{ROOT}/{p}"
         if full not in sys.path:
             sys.path.append(full)
     importlib.invalidate_caches()
+
+
+def missing(code):
+    """The top-level modules code imports that cannot be found (not loaded,
+    not importable, not a file or directory of the working directory)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    out = []
+    for name in sorted(names):
+        if name in sys.modules or name in sys.builtin_module_names:
+            continue
+        if os.path.exists(name + ".py") or os.path.isdir(name):
+            continue
+        try:
+            if importlib.util.find_spec(name) is not None:
+                continue
+        except Exception:
+            continue
+        out.append(name)
+    return out
 
 
 @on_configure
