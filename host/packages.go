@@ -55,6 +55,7 @@ func (s *Sandbox) installPackages(ctx context.Context, opts *sandbox.Options) er
 	}
 	for _, w := range wheels {
 		opts.Packages.Paths = append(opts.Packages.Paths, w.Site)
+		opts.Packages.Preload = append(opts.Packages.Preload, w.Imports...)
 		s.log.Debug("package ready", "name", w.Name, "sha256", w.SHA256, "imports", w.Imports)
 	}
 	s.log.Info("packages installed by the host", "count", len(wheels), "dir", store.Dir)

@@ -27,6 +27,13 @@ func TestPackagesFromPyodideIndex(t *testing.T) {
 		PackageDir:   t.TempDir(),
 	}
 	sb := newSandbox(t, cfg)
+	// Booted from a snapshot of its own, with the packages imported.
+	if got := value(t, exec(t, sb, "import sys\n[m in sys.modules for m in ('alphapkg', 'betapkg', 'gammadata', 'dotenv')]")); fmt.Sprint(got) != "[true true true true]" {
+		t.Errorf("preloaded: %v", got)
+	}
+	if info, err := sb.Info(t.Context()); err != nil || !info.Snapshot {
+		t.Errorf("booted from a snapshot: %v, %v", info, err)
+	}
 	got := value(t, exec(t, sb, `import alphapkg, gammadata, gammaextra, dotenv
 [alphapkg.GREETING, gammadata.words(), gammaextra.EXTRA, dotenv.load()]`))
 	if fmt.Sprint(got) != "[alpha+beta [one two three] true dotenv ok]" {

@@ -336,6 +336,7 @@ type initParams struct {
 type initPackages struct {
 	Paths   []string `json:"paths"`
 	Runtime bool     `json:"runtime,omitempty"`
+	Preload []string `json:"preload,omitempty"` // imported before the snapshot
 }
 
 // initRoot is a host directory the sandbox sees at Target.

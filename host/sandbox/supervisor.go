@@ -103,6 +103,10 @@ type Packages struct {
 	// (allow_runtime_packages): it only changes what a
 	// ModuleNotFoundError suggests.
 	Runtime bool
+	// Preload are modules imported before the memory snapshot is taken:
+	// the sandbox boots from a snapshot of its own, keyed by the package
+	// set, with them already imported.
+	Preload []string
 }
 
 // Defaults for the zero values of Options.
@@ -211,7 +215,7 @@ func Start(ctx context.Context, opts Options) (*Supervisor, error) {
 		return nil, err
 	}
 	if !opts.NoSnapshot {
-		s.snapshot, err = ensureSnapshot(ctx, s.log, opts.CacheDir, s.runnerDir, opts.Runtime)
+		s.snapshot, err = ensureSnapshot(ctx, s.log, opts.CacheDir, s.runnerDir, opts.Runtime, opts.Packages)
 		if err != nil {
 			// Loud, not fatal: a cold boot works, only slower.
 			s.log.Error("no Pyodide memory snapshot: every start boots cold (~5 s)", "error", err)
@@ -224,7 +228,7 @@ func Start(ctx context.Context, opts Options) (*Supervisor, error) {
 		// slow says nothing about the snapshot, which others may be using.)
 		s.log.Error("booting from the snapshot failed; rebuilding it", "snapshot", s.snapshot, "error", err)
 		_ = os.Remove(s.snapshot)
-		if s.snapshot, err = ensureSnapshot(ctx, s.log, opts.CacheDir, s.runnerDir, opts.Runtime); err != nil {
+		if s.snapshot, err = ensureSnapshot(ctx, s.log, opts.CacheDir, s.runnerDir, opts.Runtime, opts.Packages); err != nil {
 			return nil, fmt.Errorf("rebuilding the snapshot: %w", err)
 		}
 		p, info, err = s.boot(ctx)

@@ -39,7 +39,8 @@ interface InitParams {
   globals?: Record<string, unknown>;
   namespaces?: unknown[];
   paths?: { pyodide_files: string[]; cache_dir?: string }; // the runtime's own files
-  packages?: { paths: string[]; runtime?: boolean }; // the host's packages, under /lib/packages
+  // the host's packages, under /lib/packages; preload: imported before the snapshot
+  packages?: { paths: string[]; runtime?: boolean; preload?: string[] };
 }
 
 const EXIT_FATAL = 70;
@@ -121,6 +122,15 @@ const py = await loadPython({
   snapshot: init.snapshot,
   make: init.make_snapshot,
   onOutput: (s: string) => channel.log("debug", `pyodide: ${s}`),
+  beforeSnapshot: init.packages?.preload?.length
+    ? (py: Any) => {
+      // The host's packages, imported into the snapshot (read-only, as later).
+      mountHostFS(py, new HostFS(init.roots ?? [], 0));
+      const mod = py.pyimport("_parselbox.packages");
+      mod.preload(JSON.stringify(init.packages));
+      mod.destroy();
+    }
+    : undefined,
 });
 
 // The interpreter failing fatally leaves it unusable ("Pyodide already

@@ -71,6 +71,21 @@ def _configure(config):
     add_paths(packages.get("paths") or [])
 
 
+def preload(packages_json):
+    """Before the snapshot: the host's packages on sys.path, and their
+    modules imported (a module that fails to import is reported on stderr
+    and left out)."""
+    import json
+
+    packages = json.loads(packages_json)
+    add_paths(packages.get("paths") or [])
+    for name in packages.get("preload") or []:
+        try:
+            importlib.import_module(name)
+        except BaseException as e:
+            print(f"preloading {name}: {type(e).__name__}: {e}", file=sys.stderr)
+
+
 def hint(err, e):
     """err (an execution's error dict) with a hint on how the host installs
     the module a ModuleNotFoundError names."""
