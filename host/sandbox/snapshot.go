@@ -81,10 +81,10 @@ func ensureSnapshot(ctx context.Context, log hclog.Logger, cacheDir, runnerDir s
 		init.Packages = &initPackages{Paths: pk.Paths, Preload: pk.Preload}
 	}
 	p, err := spawn(spawnSpec{
-		args: denoArgs(rt, runnerDir, perms, 0),
-		env:  denoEnv(cacheDir),
-		dir:  runnerDir,
-		init: init,
+		args:   denoArgs(rt, runnerDir, perms, 0),
+		env:    denoEnv(cacheDir),
+		dir:    runnerDir,
+		init:   init,
 		log:    log.Named("snapshot"),
 		limits: protocolLimits{maxMessage: DefaultMaxMessageBytes},
 	})
