@@ -222,6 +222,7 @@ func (s *Store) fromLock(ctx context.Context, ix *index, pkgs []LockPackage) ([]
 			continue
 		}
 		w.Name = p.Name
+		w.Depends = p.Depends
 		wheels = append(wheels, w)
 	}
 	return wheels, problems

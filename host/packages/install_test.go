@@ -187,3 +187,24 @@ func runtimeLock(t *testing.T) string {
 	}
 	return p
 }
+
+// A bundle is a Pyodide index directory: installed from it, with the
+// index server gone, the same closure comes out.
+func TestBundle(t *testing.T) {
+	t.Parallel()
+	ix := pkgtest.NewIndex(t, pkgtest.Fixtures()...)
+	bundle := t.TempDir()
+	s := &packages.Store{Dir: t.TempDir()}
+	if _, err := s.Bundle(t.Context(), packages.Source{Index: ix.SimpleURL(), RuntimeLock: runtimeLock(t)}, []string{"alphapkg", "gammadata"}, bundle); err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
+	offline := &packages.Store{Dir: t.TempDir()}
+	ws, err := offline.Install(t.Context(), packages.Source{Index: bundle}, []string{"alphapkg", "gammadata"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"betapkg", "alphapkg", "gammadata"}, names(ws)); diff != "" {
+		t.Errorf("wheels (-want +got):\n%s", diff)
+	}
+}

@@ -120,7 +120,7 @@ func newerVersion(a, b string) bool {
 
 type cachedWheel struct {
 	Name, File, SHA256 string
-	Imports            []string
+	Imports, Depends   []string
 }
 
 // resolveSimple installs names from a simple index.
@@ -189,6 +189,7 @@ func (s *Store) simpleClosure(ctx context.Context, base string, lockIx *index, n
 		}
 		for _, d := range deps {
 			visit(d, w.Name)
+			w.Depends = append(w.Depends, Normalize(d))
 		}
 		out = append(out, w)
 	}
@@ -198,7 +199,7 @@ func (s *Store) simpleClosure(ctx context.Context, base string, lockIx *index, n
 	}
 	var cached []cachedWheel
 	for _, w := range out {
-		cached = append(cached, cachedWheel{Name: w.Name, File: w.File, SHA256: w.SHA256, Imports: w.Imports})
+		cached = append(cached, cachedWheel{Name: w.Name, File: w.File, SHA256: w.SHA256, Imports: w.Imports, Depends: w.Depends})
 	}
 	if b, err := json.Marshal(cached); err == nil {
 		_ = writeAtomic(record, b)
@@ -215,7 +216,7 @@ func (s *Store) unpackedIfPresent(c cachedWheel) (Wheel, error) {
 		return Wheel{}, fmt.Errorf("%s changed", c.File)
 	}
 	w, err := s.unpacked(c.File, c.SHA256, c.Imports)
-	w.Name = c.Name
+	w.Name, w.Depends = c.Name, c.Depends
 	return w, err
 }
 

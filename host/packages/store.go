@@ -39,6 +39,9 @@ type Wheel struct {
 	Site string
 	// Imports are its top-level import names.
 	Imports []string
+	// Depends are the packages it needs, where known (from the lock or
+	// the simple index).
+	Depends []string `json:",omitempty"`
 }
 
 // SiteDir is the directory holding the unpacked wheels.
