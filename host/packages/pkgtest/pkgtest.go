@@ -40,6 +40,15 @@ func (p Package) FileName() string {
 // Wheel builds the package's wheel.
 func (p Package) Wheel(t testing.TB) []byte {
 	t.Helper()
+	b, err := p.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Build builds the package's wheel.
+func (p Package) Build() ([]byte, error) {
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	distInfo := fmt.Sprintf("%s-%s.dist-info/", strings.ReplaceAll(p.Name, "-", "_"), p.version())
@@ -64,16 +73,16 @@ func (p Package) Wheel(t testing.TB) []byte {
 	for _, n := range names {
 		w, err := zw.Create(n)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		if _, err := w.Write([]byte(files[n])); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 	}
 	if err := zw.Close(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	return buf.Bytes()
+	return buf.Bytes(), nil
 }
 
 // Index is a loopback package index: /pyodide/ is a Pyodide index,
