@@ -39,6 +39,9 @@ func TestPackagesFromPyodideIndex(t *testing.T) {
 	if fmt.Sprint(got) != "[alpha+beta [one two three] true dotenv ok]" {
 		t.Errorf("got %v", got)
 	}
+	if want := "- Packages: installed by the host (no pip/micropip needed); ready to import: alphapkg, gammadata, dotenv."; !strings.Contains(sb.Prompt(), want) {
+		t.Errorf("the guide does not say %q:\n%s", want, sb.Prompt())
+	}
 	// The index is on loopback, and the sandbox may not reach it.
 	e := raised(t, exec(t, sb, fmt.Sprintf(`import urllib.request
 urllib.request.urlopen(%q)`, ix.PyodideURL()+"pyodide-lock.json")), "URLError")
