@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -206,5 +207,41 @@ func TestBundle(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"betapkg", "alphapkg", "gammadata"}, names(ws)); diff != "" {
 		t.Errorf("wheels (-want +got):\n%s", diff)
+	}
+}
+
+// Installs into one directory at the same time wait for each other: every
+// one gets the same wheels, each downloaded once.
+func TestInstallConcurrent(t *testing.T) {
+	t.Parallel()
+	ix := pkgtest.NewIndex(t, pkgtest.Fixtures()...)
+	dir := t.TempDir()
+	src := packages.Source{Index: ix.PyodideURL()}
+	results := make([][]packages.Wheel, 4)
+	errs := make([]error, 4)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Go(func() {
+			s := &packages.Store{Dir: dir} // as separate hosts would
+			results[i], errs[i] = s.Install(t.Context(), src, []string{"alphapkg", "gammadata"})
+		})
+	}
+	wg.Wait()
+	for i := range results {
+		if errs[i] != nil {
+			t.Fatalf("install %d: %v", i, errs[i])
+		}
+		if diff := cmp.Diff(results[0], results[i]); diff != "" {
+			t.Errorf("install %d differs (-0 +%d):\n%s", i, i, diff)
+		}
+	}
+	counts := map[string]int{}
+	for _, r := range ix.Requests() {
+		counts[r]++
+	}
+	for _, w := range []string{"alphapkg", "betapkg", "gammadata"} {
+		if n := counts["/pyodide/"+w+"-1.0-py3-none-any.whl"]; n != 1 {
+			t.Errorf("%s downloaded %d times", w, n)
+		}
 	}
 }
