@@ -26,9 +26,10 @@ func main() {
 		boots      = flag.Int("boots", 5, "boots to measure for each kind")
 		execs      = flag.Int("execs", 300, "executions (and calls) to measure in each run")
 		runs       = flag.Int("runs", 5, "runs of every measurement with a target, to report its spread")
+		only       = flag.String("only", "", "measure only this part (packages)")
 	)
 	flag.Parse()
-	b := &bench{results: results{}, boots: *boots, execs: *execs, runs: max(*runs, 1)}
+	b := &bench{results: results{}, boots: *boots, execs: *execs, runs: max(*runs, 1), only: *only}
 	if err := b.run(*runtimeDir); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -50,6 +51,7 @@ type bench struct {
 	cacheDir     string
 	plugin       string   // the plugin binary measured, if any
 	bridges      []string // the built-in bridges measured
+	only         string   // one part to measure, or all
 }
 
 // A metric is one figure over the runs that measured it: each run gives
@@ -104,6 +106,12 @@ func (b *bench) run(runtimeDir string) error {
 	}
 	defer os.RemoveAll(b.cacheDir)
 
+	if b.only == "packages" {
+		return b.runPackages(ctx)
+	} else if b.only != "" {
+		return fmt.Errorf("-only: unknown part %q", b.only)
+	}
+
 	fmt.Println("preparing the floor (a bare Deno + Pyodide script) and our snapshot ...")
 	fl, err := newFloor(rt)
 	if err != nil {
@@ -157,6 +165,9 @@ func (b *bench) run(runtimeDir string) error {
 		return err
 	}
 	b.measureResult(ctx)
+	if err := b.runPackages(ctx); err != nil {
+		return fmt.Errorf("packages: %w", err)
+	}
 	if err := b.runConfined(ctx); err != nil {
 		return fmt.Errorf("confinement: %w", err)
 	}
@@ -301,7 +312,7 @@ var targets = []target{
 
 func (b *bench) print() {
 	fmt.Printf("\n%-30s %10s %12s  %-24s %-7s %s\n", "metric", "parselbox", "baseline", "target", "", "runs: min / median / max")
-	all := slices.Concat(targets, mcpTargets, callTargets, bridgeTargets, sessionTargets, confineTargets)
+	all := slices.Concat(targets, mcpTargets, callTargets, bridgeTargets, sessionTargets, confineTargets, packageTargets)
 	for _, t := range all {
 		m, ok := b.results[t.key]
 		if !ok {

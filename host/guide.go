@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/parselbox/parselbox/host/packages"
 )
 
 // Prompt returns the guide text for an agent's system prompt: what the
@@ -18,11 +20,21 @@ func (s *Sandbox) Prompt() string {
 	fmt.Fprintf(&b, "- Limits: %s per execution; %d MB of Python memory.\n", fmtTimeout(s.timeout), s.memoryMB())
 	switch {
 	case s.cfg.Network:
-		b.WriteString("- Network: open (use pyodide.http.pyfetch or JS fetch).\n")
+		b.WriteString("- Network: open (urllib.request, http.client, pyodide.http.pyfetch; synchronous calls work).\n")
 	case len(s.cfg.AllowNet) > 0:
-		fmt.Fprintf(&b, "- Network: only %s (use pyodide.http.pyfetch).\n", strings.Join(s.cfg.AllowNet, ", "))
+		fmt.Fprintf(&b, "- Network: only %s (urllib.request, http.client, pyodide.http.pyfetch); any other address raises PermissionError (URLError from urllib).\n", strings.Join(s.cfg.AllowNet, ", "))
 	default:
 		b.WriteString("- Network: none. Reach outside systems through the namespaces below.\n")
+	}
+	if py, _, _ := packages.Split(s.cfg.Packages); len(py) > 0 || s.cfg.AllowRuntimePackages {
+		b.WriteString("- Packages: installed by the host (no pip/micropip needed)")
+		if len(py) > 0 {
+			fmt.Fprintf(&b, "; ready to import: %s", strings.Join(py, ", "))
+		}
+		if s.cfg.AllowRuntimePackages {
+			b.WriteString("; other imports are installed before the code runs when the package index has them")
+		}
+		b.WriteString(".\n")
 	}
 	b.WriteString("- Files: /workspace (the working directory; what you write there is kept), /files (inputs)")
 	for _, t := range slices.Sorted(maps.Keys(s.cfg.Mounts)) {

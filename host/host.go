@@ -17,6 +17,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/parselbox/parselbox/host/confine"
+	"github.com/parselbox/parselbox/host/packages"
 	"github.com/parselbox/parselbox/host/router"
 	"github.com/parselbox/parselbox/host/sandbox"
 )
@@ -36,6 +37,9 @@ type Sandbox struct {
 	timeout time.Duration
 	closers []func() error // bridges to stop on Close, in reverse order
 	jail    confine.Report // the kernel layers around the sandbox process
+
+	pkgs      *packages.Store // nil without packages
+	pkgSource packages.Source
 }
 
 // New starts a sandbox as cfg says and waits until it is ready. A
@@ -44,10 +48,6 @@ type Sandbox struct {
 func New(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, &ConfigError{err}
-	}
-	if len(cfg.Packages) > 0 || cfg.AllowRuntimePackages {
-		// The keys are declared; the host does not install packages yet.
-		return nil, configErrorf("packages: installing packages is not supported yet")
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -61,6 +61,9 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	}()
 	opts, err := s.sandboxOptions()
 	if err != nil {
+		return nil, err
+	}
+	if err := s.installPackages(ctx, &opts); err != nil {
 		return nil, err
 	}
 	s.router = router.New(router.Options{
@@ -258,6 +261,11 @@ func (s *Sandbox) Execute(ctx context.Context, code string) (*Result, error) {
 		if err := h.PreExecute(ctx, code); err != nil {
 			return &Result{Output: []byte("null"), Files: []string{},
 				Error: &Error{Type: "PermissionError", Message: "Blocked by hook: " + err.Error()}}, nil
+		}
+	}
+	if s.pkgs != nil && s.cfg.AllowRuntimePackages {
+		if err := s.runtimePackages(ctx, code); err != nil {
+			return nil, err
 		}
 	}
 	r, err := s.sb.Exec(ctx, code, timeout)

@@ -50,6 +50,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runPlugins(args[1:], stdout, stderr)
 	case "doctor":
 		return runDoctor(args[1:], stdout, stderr)
+	case "packages":
+		return runPackages(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintf(stdout, "parselbox %s\n", version)
 		return exitOK
@@ -76,6 +78,9 @@ func usage(w io.Writer) {
                                 prints {output, stdout, stderr, error, files} as JSON
   parselbox plugins             list the bridge plugins found, with their sha256
   parselbox doctor [flags]      which kernel layers confine the sandbox here, and why any does not
+  parselbox packages fetch [--index URL] [--dir DIR] NAMES...
+                                download Python packages with their dependencies into DIR, a
+                                Pyodide index to use as package_index on a host without the internet
   parselbox version             print the version
 
 Run 'parselbox -h' or 'parselbox exec -h' for the flags.

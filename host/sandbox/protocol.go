@@ -328,6 +328,15 @@ type initParams struct {
 	Globals       map[string]any    `json:"globals,omitempty"`
 	Namespaces    json.RawMessage   `json:"namespaces,omitempty"`
 	Paths         initPaths         `json:"paths"`
+	Packages      *initPackages     `json:"packages,omitempty"`
+}
+
+// initPackages are the host's packages: directories under PackagesPath
+// that go on sys.path.
+type initPackages struct {
+	Paths   []string `json:"paths"`
+	Runtime bool     `json:"runtime,omitempty"`
+	Preload []string `json:"preload,omitempty"` // imported before the snapshot
 }
 
 // initRoot is a host directory the sandbox sees at Target.

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,10 +16,17 @@ import (
 // bootstrap, ~5 s on a quiet machine, 10 s or more under load.
 var snapshotBuildTimeout = 3 * time.Minute
 
-// snapshotPath is where the snapshot for this runtime and runner lives.
-func snapshotPath(cacheDir string, rt *Runtime) string {
-	return filepath.Join(cacheDir, "snapshots",
-		fmt.Sprintf("pyodide-%s-%s.snap", rt.PyodideVersion, runnerHash[:16]))
+// snapshotPath is where the snapshot for this runtime and runner lives;
+// with packages to preload, one per package set (the unpacked wheels'
+// directories, which name their checksums, and the modules imported).
+func snapshotPath(cacheDir string, rt *Runtime, pk *Packages) string {
+	if pk == nil || len(pk.Preload) == 0 {
+		return filepath.Join(cacheDir, "snapshots",
+			fmt.Sprintf("pyodide-%s-%s.snap", rt.PyodideVersion, runnerHash[:16]))
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%q\x00%q", rt.PyodideVersion, runnerHash, pk.Paths, pk.Preload)
+	return filepath.Join(cacheDir, "snapshots", "packages", fmt.Sprintf("pkgs-%x.snap", h.Sum(nil)[:12]))
 }
 
 // ensureSnapshot returns the path of the Pyodide memory snapshot, building it
@@ -26,8 +34,11 @@ func snapshotPath(cacheDir string, rt *Runtime) string {
 // the hash of the embedded runner and bootstrap, so a change to either makes
 // a new one; older snapshots are removed. Concurrent hosts take a file lock,
 // and one builds while the others wait.
-func ensureSnapshot(ctx context.Context, log hclog.Logger, cacheDir, runnerDir string, rt *Runtime) (string, error) {
-	path := snapshotPath(cacheDir, rt)
+//
+// With packages to preload (pk.Preload), the snapshot has them imported:
+// its process sees pk.Dir read-only at PackagesPath, as the sandboxes do.
+func ensureSnapshot(ctx context.Context, log hclog.Logger, cacheDir, runnerDir string, rt *Runtime, pk *Packages) (string, error) {
+	path := snapshotPath(cacheDir, rt, pk)
 	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
 		return path, nil
 	}
@@ -55,15 +66,25 @@ func ensureSnapshot(ctx context.Context, log hclog.Logger, cacheDir, runnerDir s
 		read:  []string{runnerDir, interruptPipe},
 		write: []string{tmp},
 	}
+	init := initParams{
+		IndexURL:     rt.Pyodide + "/",
+		Snapshot:     tmp,
+		MakeSnapshot: true,
+	}
+	if pk != nil && len(pk.Preload) > 0 {
+		dir, err := filepath.EvalSymlinks(pk.Dir)
+		if err != nil {
+			return "", fmt.Errorf("building snapshot: packages: %w", err)
+		}
+		perms.read = append(perms.read, dir)
+		init.Roots = []initRoot{{Target: PackagesPath, Dir: dir, ReadOnly: true}}
+		init.Packages = &initPackages{Paths: pk.Paths, Preload: pk.Preload}
+	}
 	p, err := spawn(spawnSpec{
-		args: denoArgs(rt, runnerDir, perms, 0),
-		env:  denoEnv(cacheDir),
-		dir:  runnerDir,
-		init: initParams{
-			IndexURL:     rt.Pyodide + "/",
-			Snapshot:     tmp,
-			MakeSnapshot: true,
-		},
+		args:   denoArgs(rt, runnerDir, perms, 0),
+		env:    denoEnv(cacheDir),
+		dir:    runnerDir,
+		init:   init,
 		log:    log.Named("snapshot"),
 		limits: protocolLimits{maxMessage: DefaultMaxMessageBytes},
 	})
@@ -89,6 +110,7 @@ func ensureSnapshot(ctx context.Context, log hclog.Logger, cacheDir, runnerDir s
 		return "", fmt.Errorf("building snapshot: %w", err)
 	}
 	// Older snapshots are for another Pyodide or runner: remove them.
+	// (Package snapshots stay: other package sets may use them.)
 	if olds, _ := filepath.Glob(filepath.Join(dir, "pyodide-*.snap")); len(olds) > 0 {
 		for _, old := range olds {
 			if old != path {

@@ -86,6 +86,27 @@ type Options struct {
 	// Confine, if set, confines each process with the kernel (package
 	// confine); the sandbox fills in its paths, network and memory limit.
 	Confine *confine.Spec
+	// Packages are Python packages the host installed (package packages),
+	// visible read-only at PackagesPath; nil: none.
+	Packages *Packages
+}
+
+// PackagesPath is where the sandbox sees the host's unpacked packages.
+const PackagesPath = "/lib/packages"
+
+// Packages are unpacked wheels in one host directory (read-only for the
+// sandbox): Paths, relative to Dir, go on sys.path in this order.
+type Packages struct {
+	Dir   string
+	Paths []string
+	// Runtime says the host installs what the code imports
+	// (allow_runtime_packages): it only changes what a
+	// ModuleNotFoundError suggests.
+	Runtime bool
+	// Preload are modules imported before the memory snapshot is taken:
+	// the sandbox boots from a snapshot of its own, keyed by the package
+	// set, with them already imported.
+	Preload []string
 }
 
 // Defaults for the zero values of Options.
@@ -194,7 +215,7 @@ func Start(ctx context.Context, opts Options) (*Supervisor, error) {
 		return nil, err
 	}
 	if !opts.NoSnapshot {
-		s.snapshot, err = ensureSnapshot(ctx, s.log, opts.CacheDir, s.runnerDir, opts.Runtime)
+		s.snapshot, err = ensureSnapshot(ctx, s.log, opts.CacheDir, s.runnerDir, opts.Runtime, opts.Packages)
 		if err != nil {
 			// Loud, not fatal: a cold boot works, only slower.
 			s.log.Error("no Pyodide memory snapshot: every start boots cold (~5 s)", "error", err)
@@ -207,7 +228,7 @@ func Start(ctx context.Context, opts Options) (*Supervisor, error) {
 		// slow says nothing about the snapshot, which others may be using.)
 		s.log.Error("booting from the snapshot failed; rebuilding it", "snapshot", s.snapshot, "error", err)
 		_ = os.Remove(s.snapshot)
-		if s.snapshot, err = ensureSnapshot(ctx, s.log, opts.CacheDir, s.runnerDir, opts.Runtime); err != nil {
+		if s.snapshot, err = ensureSnapshot(ctx, s.log, opts.CacheDir, s.runnerDir, opts.Runtime, opts.Packages); err != nil {
 			return nil, fmt.Errorf("rebuilding the snapshot: %w", err)
 		}
 		p, info, err = s.boot(ctx)
@@ -221,7 +242,9 @@ func Start(ctx context.Context, opts Options) (*Supervisor, error) {
 
 // boot starts one process and waits until it is ready.
 func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
+	s.mu.Lock() // AddPackages changes opts.Packages
 	o := s.opts
+	s.mu.Unlock()
 	perms := permissions{
 		read:     []string{s.runnerDir, interruptPipe},
 		network:  o.Network,
@@ -247,6 +270,9 @@ func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 		Globals:    o.Globals,
 		Namespaces: o.Namespaces,
 		Paths:      initPaths{CacheDir: o.CacheDir},
+	}
+	if pk := o.Packages; pk != nil {
+		init.Packages = &initPackages{Paths: slices.Clone(pk.Paths), Runtime: pk.Runtime}
 	}
 	for _, f := range pyodideFiles {
 		init.Paths.PyodideFiles = append(init.Paths.PyodideFiles, filepath.Join(o.Runtime.Pyodide, f))
@@ -303,6 +329,9 @@ func resolveRoots(o Options) ([]initRoot, error) {
 	}
 	for _, m := range o.Mounts {
 		roots = append(roots, initRoot{Target: m.Target, Dir: m.Source, ReadOnly: m.ReadOnly})
+	}
+	if o.Packages != nil {
+		roots = append(roots, initRoot{Target: PackagesPath, Dir: o.Packages.Dir, ReadOnly: true})
 	}
 	for i := range roots {
 		real, err := filepath.EvalSymlinks(roots[i].Dir)
@@ -680,6 +709,65 @@ func (s *Supervisor) Info(ctx context.Context) (*Info, error) {
 	return &info, nil
 }
 
+// MissingImports returns the top-level modules code imports that the
+// sandbox cannot find (for allow_runtime_packages); code that does not
+// parse has none.
+func (s *Supervisor) MissingImports(ctx context.Context, code string) ([]string, error) {
+	var raw json.RawMessage
+	for attempt := 0; ; attempt++ {
+		p, err := s.current(ctx)
+		if err != nil {
+			return nil, err
+		}
+		raw, err = p.request(ctx, "packages.missing", map[string]string{"code": code})
+		if err == nil {
+			break
+		}
+		// A process that died meanwhile is restarted: ask the new one.
+		if p.ctx.Err() == nil || attempt > 0 {
+			return nil, fmt.Errorf("scanning imports: %w", err)
+		}
+		select {
+		case <-p.exited:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	var r struct {
+		Missing []string `json:"missing"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, fmt.Errorf("scanning imports: %w", err)
+	}
+	return r.Missing, nil
+}
+
+// AddPackages puts more unpacked wheels (directories of Packages.Dir) on
+// the sandbox's sys.path, now and after every restart.
+func (s *Supervisor) AddPackages(ctx context.Context, paths []string) error {
+	s.mu.Lock()
+	if s.opts.Packages == nil {
+		s.mu.Unlock()
+		return errors.New("sandbox: started without packages")
+	}
+	pk := *s.opts.Packages
+	for _, p := range paths {
+		if !slices.Contains(pk.Paths, p) {
+			pk.Paths = append(slices.Clone(pk.Paths), p)
+		}
+	}
+	s.opts.Packages = &pk
+	s.mu.Unlock()
+	p, err := s.current(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := p.request(ctx, "packages.add", map[string][]string{"paths": paths}); err != nil && p.ctx.Err() == nil {
+		return fmt.Errorf("adding packages: %w", err) // (a restart gets them at boot)
+	}
+	return nil
+}
+
 // Ready returns what the current process reported when it booted.
 func (s *Supervisor) Ready() ReadyInfo {
 	s.mu.Lock()
@@ -803,6 +891,10 @@ func denoEnv(cacheDir string) []string {
 }
 
 // defaultCacheDir is the user cache directory's parselbox folder.
+// DefaultCacheDir is the cache directory used when Options.CacheDir is
+// empty.
+func DefaultCacheDir() (string, error) { return defaultCacheDir() }
+
 func defaultCacheDir() (string, error) {
 	d, err := os.UserCacheDir()
 	if err != nil {

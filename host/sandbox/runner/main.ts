@@ -39,6 +39,8 @@ interface InitParams {
   globals?: Record<string, unknown>;
   namespaces?: unknown[];
   paths?: { pyodide_files: string[]; cache_dir?: string }; // the runtime's own files
+  // the host's packages, under /lib/packages; preload: imported before the snapshot
+  packages?: { paths: string[]; runtime?: boolean; preload?: string[] };
 }
 
 const EXIT_FATAL = 70;
@@ -120,6 +122,15 @@ const py = await loadPython({
   snapshot: init.snapshot,
   make: init.make_snapshot,
   onOutput: (s: string) => channel.log("debug", `pyodide: ${s}`),
+  beforeSnapshot: init.packages?.preload?.length
+    ? (py: Any) => {
+      // The host's packages, imported into the snapshot (read-only, as later).
+      mountHostFS(py, new HostFS(init.roots ?? [], 0));
+      const mod = py.pyimport("_parselbox.packages");
+      mod.preload(JSON.stringify(init.packages));
+      mod.destroy();
+    }
+    : undefined,
 });
 
 // The interpreter failing fatally leaves it unusable ("Pyodide already
@@ -177,7 +188,14 @@ for (const e of [...Deno.readDirSync(featureDir)].sort((a, b) => a.name.localeCo
 for (const f of registered()) await f.install(rt);
 
 // The Python side, with the host's configuration.
-rt.pbx.configure(toPython(py, { env: init.env ?? {}, globals: init.globals ?? {}, namespaces: init.namespaces ?? [] })[0]);
+rt.pbx.configure(
+  toPython(py, {
+    env: init.env ?? {},
+    globals: init.globals ?? {},
+    namespaces: init.namespaces ?? [],
+    packages: init.packages ?? { paths: [] },
+  })[0],
+);
 
 lockdown(py, fs, paths);
 for (const h of hooks.booting) await h();

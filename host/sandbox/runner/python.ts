@@ -18,6 +18,7 @@ export interface BootOptions {
   snapshot?: string; // the snapshot to load, or with make, to write
   make?: boolean;
   onOutput: (text: string) => void; // Pyodide's own messages while booting
+  beforeSnapshot?: (py: Any) => void; // with make: the last step before the snapshot
 }
 
 export async function loadPython(o: BootOptions): Promise<Any> {
@@ -37,6 +38,7 @@ export async function loadPython(o: BootOptions): Promise<Any> {
     quotaMessage(py);
   }
   if (o.make) {
+    o.beforeSnapshot?.(py);
     const snap: Uint8Array = py.makeMemorySnapshot();
     Deno.writeFileSync(o.snapshot!, snap);
     Deno.exit(0);

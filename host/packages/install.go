@@ -1,0 +1,295 @@
+package packages
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Source is where Python packages come from.
+type Source struct {
+	// Index is a Pyodide index (a URL or a directory holding
+	// pyodide-lock.json and its wheels), or a PEP 503/691 simple index URL
+	// (one without pyodide-lock.json). Empty: the runtime's lock file with
+	// the official distribution's wheels (DefaultIndexURL).
+	Index string
+	// RuntimeLock is the pinned Pyodide's own lock file.
+	RuntimeLock string
+	// PyodideVersion names the official distribution.
+	PyodideVersion string
+}
+
+// index is a loaded Pyodide index: its lock, and where its files are.
+type index struct {
+	lock *Lock
+	base string // a URL or directory, ending in "/"
+}
+
+func (ix *index) fileURL(fileName string) string {
+	if strings.Contains(fileName, "://") {
+		return fileName
+	}
+	return ix.base + fileName
+}
+
+// InstallError lists what could not be installed, and why.
+type InstallError struct {
+	Problems []string
+}
+
+func (e *InstallError) Error() string {
+	return "packages: " + strings.Join(e.Problems, "; ")
+}
+
+// Install makes the Python entries (package or import names, wheel files
+// or URLs, directories of wheels) ready in the store, dependencies
+// included, and returns the wheels to use, dependencies first. What cannot
+// be installed is an *InstallError naming each entry and why (a checksum
+// mismatch is reported as a *ChecksumError inside it).
+func (s *Store) Install(ctx context.Context, src Source, entries []string) ([]Wheel, error) {
+	unlock, err := s.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+
+	var wheels []Wheel
+	var problems []string
+	seen := map[string]bool{}
+	add := func(w Wheel) {
+		if !seen[w.SHA256] {
+			seen[w.SHA256] = true
+			wheels = append(wheels, w)
+		}
+	}
+	var names []string
+	for _, e := range entries {
+		e = strings.TrimSpace(e)
+		switch {
+		case strings.HasSuffix(strings.SplitN(e, "#", 2)[0], ".whl"):
+			w, err := s.explicitWheel(ctx, e)
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("%s: %v", e, err))
+				continue
+			}
+			add(w)
+		case !strings.Contains(e, "://") && isDir(e):
+			ws, err := s.wheelDir(e)
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("%s: %v", e, err))
+			}
+			for _, w := range ws {
+				add(w)
+			}
+		default:
+			names = append(names, e)
+		}
+	}
+	if len(names) > 0 {
+		ws, err := s.resolveNames(ctx, src, names)
+		var ie *InstallError
+		switch {
+		case errors.As(err, &ie):
+			problems = append(problems, ie.Problems...)
+		case err != nil:
+			problems = append(problems, err.Error())
+		}
+		for _, w := range ws {
+			add(w)
+		}
+	}
+	if len(problems) > 0 {
+		return wheels, &InstallError{Problems: problems}
+	}
+	return wheels, nil
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// explicitWheel is a wheel named by path or URL; a URL's "#sha256=HEX"
+// fragment is checked.
+func (s *Store) explicitWheel(ctx context.Context, e string) (Wheel, error) {
+	loc, frag, _ := strings.Cut(e, "#")
+	want, _ := strings.CutPrefix(frag, "sha256=")
+	var fileName string
+	if strings.Contains(loc, "://") {
+		u, err := url.Parse(loc)
+		if err != nil {
+			return Wheel{}, err
+		}
+		fileName = filepath.Base(u.Path)
+	} else {
+		fileName = filepath.Base(loc)
+	}
+	file, sum, err := s.fetchWheel(ctx, loc, fileName, want)
+	if err != nil {
+		return Wheel{}, err
+	}
+	return s.unpacked(file, sum, nil)
+}
+
+func (s *Store) unpacked(file, sum string, imports []string) (Wheel, error) {
+	dir, top, err := s.unpack(file, sum)
+	if err != nil {
+		return Wheel{}, err
+	}
+	if len(imports) == 0 {
+		imports = top
+	}
+	name, _, _ := strings.Cut(filepath.Base(file), "-")
+	return Wheel{Name: name, File: file, SHA256: sum, Site: dir, Imports: imports}, nil
+}
+
+// wheelDir is every wheel in a directory.
+func (s *Store) wheelDir(dir string) ([]Wheel, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.whl"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, errors.New("no wheel (*.whl) in the directory")
+	}
+	sort.Strings(files)
+	var out []Wheel
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return out, err
+		}
+		w, err := s.unpacked(f, sha256Hex(b), nil)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// resolveNames installs names from the index: a Pyodide index's lock, or
+// a simple index with the runtime's lock for the dependencies it has.
+func (s *Store) resolveNames(ctx context.Context, src Source, names []string) ([]Wheel, error) {
+	ix, simple, err := s.loadIndex(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	if simple != "" {
+		return s.resolveSimple(ctx, simple, ix, names)
+	}
+	pkgs, missing := ix.lock.Closure(names)
+	var problems []string
+	for _, m := range missing {
+		problems = append(problems, fmt.Sprintf("%s: not in the package index %s", m, strings.TrimSuffix(ix.base, "/")))
+	}
+	wheels, more := s.fromLock(ctx, ix, pkgs)
+	problems = append(problems, more...)
+	if len(problems) > 0 {
+		return wheels, &InstallError{Problems: problems}
+	}
+	return wheels, nil
+}
+
+// fromLock fetches and unpacks packages of a lock.
+func (s *Store) fromLock(ctx context.Context, ix *index, pkgs []LockPackage) ([]Wheel, []string) {
+	var wheels []Wheel
+	var problems []string
+	for _, p := range pkgs {
+		if p.PackageType == "shared_library" || p.InstallDir == "dynlib" {
+			problems = append(problems, fmt.Sprintf("%s: a shared library package, which the host cannot install yet", p.Name))
+			continue
+		}
+		fileName := p.FileName
+		if strings.Contains(fileName, "://") {
+			if u, err := url.Parse(fileName); err == nil {
+				fileName = filepath.Base(u.Path)
+			}
+		}
+		file, sum, err := s.fetchWheel(ctx, ix.fileURL(p.FileName), fileName, p.SHA256)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", p.Name, err))
+			continue
+		}
+		w, err := s.unpacked(file, sum, p.Imports)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", p.Name, err))
+			continue
+		}
+		w.Name = p.Name
+		w.Depends = p.Depends
+		wheels = append(wheels, w)
+	}
+	return wheels, problems
+}
+
+// loadIndex loads the Pyodide index of src; when src is a URL without a
+// lock file, it is a simple index, returned as simple, with the runtime's
+// index for what it depends on. A remote lock file is kept in the store,
+// so a second start does not download it again.
+func (s *Store) loadIndex(ctx context.Context, src Source) (ix *index, simple string, err error) {
+	runtimeIndex := func() (*index, error) {
+		b, err := os.ReadFile(src.RuntimeLock)
+		if err != nil {
+			return nil, fmt.Errorf("the runtime's %s: %w", LockFile, err)
+		}
+		l, err := ParseLock(b)
+		if err != nil {
+			return nil, err
+		}
+		return &index{lock: l, base: DefaultIndexURL(src.PyodideVersion)}, nil
+	}
+	if src.Index == "" {
+		ix, err := runtimeIndex()
+		return ix, "", err
+	}
+	base := src.Index
+	if !strings.Contains(base, "://") {
+		abs, err := filepath.Abs(base)
+		if err != nil {
+			return nil, "", err
+		}
+		base = abs
+	}
+	base = strings.TrimSuffix(strings.TrimSuffix(base, LockFile), "/") + "/"
+	cached := filepath.Join(s.Dir, "indexes", sha256Hex([]byte(base))[:16]+".json")
+	remote := strings.Contains(base, "://") && !strings.HasPrefix(base, "file://")
+	simpleMark := strings.TrimSuffix(cached, ".json") + ".simple"
+	var b []byte
+	if remote {
+		if _, err := os.Stat(simpleMark); err == nil {
+			rix, err := runtimeIndex()
+			return rix, base, err
+		}
+		b, err = os.ReadFile(cached)
+	}
+	if b == nil {
+		b, err = s.get(ctx, base+LockFile)
+		if errors.Is(err, errNotFound) && remote {
+			// No lock file: a simple index (remembered).
+			if err := writeAtomic(simpleMark, nil); err != nil {
+				return nil, "", err
+			}
+			rix, err := runtimeIndex()
+			return rix, base, err
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("package index %s: %w", base, err)
+		}
+		if remote {
+			if err := writeAtomic(cached, b); err != nil {
+				return nil, "", err
+			}
+		}
+	}
+	l, err := ParseLock(b)
+	if err != nil {
+		return nil, "", fmt.Errorf("package index %s: %w", base, err)
+	}
+	return &index{lock: l, base: base}, "", nil
+}

@@ -1,0 +1,247 @@
+package packages_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/parselbox/parselbox/host/packages"
+	"github.com/parselbox/parselbox/host/packages/pkgtest"
+)
+
+func names(ws []packages.Wheel) []string {
+	var out []string
+	for _, w := range ws {
+		out = append(out, w.Name)
+	}
+	return out
+}
+
+func readSite(t *testing.T, s *packages.Store, w packages.Wheel, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(s.SiteDir(), w.Site, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// A Pyodide index: the dependency closure comes from the lock, import
+// names resolve, files are unpacked, and a second install asks nothing.
+func TestInstallFromPyodideIndex(t *testing.T) {
+	t.Parallel()
+	ix := pkgtest.NewIndex(t, pkgtest.Fixtures()...)
+	s := &packages.Store{Dir: t.TempDir()}
+	src := packages.Source{Index: ix.PyodideURL()}
+	ws, err := s.Install(t.Context(), src, []string{"alphapkg", "gammadata", "dotenv"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"betapkg", "alphapkg", "gammadata", "python-dotenv"}, names(ws)); diff != "" {
+		t.Errorf("wheels (-want +got):\n%s", diff)
+	}
+	if got := readSite(t, s, ws[2], "gammadata/data/words.txt"); got != "one two three\n" {
+		t.Errorf("data file: %q", got)
+	}
+	if got := readSite(t, s, ws[2], "gammaextra.py"); got != "EXTRA = True\n" {
+		t.Errorf(".data/purelib file: %q", got)
+	}
+	if diff := cmp.Diff([]string{"dotenv"}, ws[3].Imports); diff != "" {
+		t.Errorf("imports (-want +got):\n%s", diff)
+	}
+	first := len(ix.Requests())
+	if first != 5 { // the lock and four wheels
+		t.Errorf("first install: %d requests: %q", first, ix.Requests())
+	}
+	again, err := s.Install(t.Context(), src, []string{"alphapkg", "gammadata", "dotenv"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(ws, again); diff != "" {
+		t.Errorf("second install differs (-first +second):\n%s", diff)
+	}
+	if got := ix.Requests()[first:]; len(got) != 0 {
+		t.Errorf("the second install downloaded: %q", got)
+	}
+}
+
+// A wheel whose checksum is not the lock's is refused and not kept.
+func TestInstallChecksumMismatch(t *testing.T) {
+	t.Parallel()
+	ix := pkgtest.NewIndex(t, pkgtest.Fixtures()...)
+	ix.BadSum = "betapkg"
+	s := &packages.Store{Dir: t.TempDir()}
+	_, err := s.Install(t.Context(), packages.Source{Index: ix.PyodideURL()}, []string{"alphapkg"})
+	var ie *packages.InstallError
+	if !errors.As(err, &ie) {
+		t.Fatalf("want an InstallError, got %v", err)
+	}
+	want := "betapkg: betapkg-1.0-py3-none-any.whl: checksum mismatch: expected sha256 " + strings.Repeat("0", 64) + ", got "
+	if len(ie.Problems) != 1 || !strings.HasPrefix(ie.Problems[0], want) {
+		t.Errorf("problems %q, want one starting %q", ie.Problems, want)
+	}
+	if _, err := os.Stat(filepath.Join(s.Dir, "wheels", "betapkg-1.0-py3-none-any.whl")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the bad wheel was kept: %v", err)
+	}
+}
+
+// Names an index does not have are named in the error.
+func TestInstallMissing(t *testing.T) {
+	t.Parallel()
+	ix := pkgtest.NewIndex(t, pkgtest.Fixtures()...)
+	s := &packages.Store{Dir: t.TempDir()}
+	_, err := s.Install(t.Context(), packages.Source{Index: ix.PyodideURL()}, []string{"betapkg", "nosuchpkg"})
+	want := "packages: nosuchpkg: not in the package index " + ix.URL + "/pyodide"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+}
+
+// A simple index: the pure-Python wheel and its Requires-Dist (not the
+// extra's, not what a marker excludes), by JSON or HTML, once.
+func TestInstallFromSimpleIndex(t *testing.T) {
+	t.Parallel()
+	for _, html := range []bool{false, true} {
+		t.Run(map[bool]string{false: "json", true: "html"}[html], func(t *testing.T) {
+			t.Parallel()
+			ix := pkgtest.NewIndex(t, pkgtest.Fixtures()...)
+			ix.HTMLOnly = html
+			testSimpleIndex(t, ix)
+		})
+	}
+}
+
+func testSimpleIndex(t *testing.T, ix *pkgtest.Index) {
+	s := &packages.Store{Dir: t.TempDir()}
+	src := packages.Source{Index: ix.SimpleURL(), RuntimeLock: runtimeLock(t)}
+	ws, err := s.Install(t.Context(), src, []string{"alphapkg", "dotenv"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"betapkg", "alphapkg", "python-dotenv"}, names(ws)); diff != "" {
+		t.Errorf("wheels (-want +got):\n%s", diff)
+	}
+	reqs := ix.Requests()
+	if !slices.Contains(reqs, "/simple/betapkg/") || !slices.Contains(reqs, "/simple/python-dotenv/") {
+		t.Errorf("requests: %q", reqs)
+	}
+	n := len(reqs)
+	if _, err := s.Install(t.Context(), src, []string{"alphapkg", "dotenv"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := ix.Requests()[n:]; len(got) != 0 {
+		t.Errorf("the second install downloaded: %q", got)
+	}
+	_, err = s.Install(t.Context(), src, []string{"nosuchpkg"})
+	want := "nosuchpkg: not found on the simple index " + ix.SimpleURL()
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want %q", err, want)
+	}
+}
+
+// Explicit wheel files and URLs, and directories of wheels.
+func TestInstallExplicitWheels(t *testing.T) {
+	t.Parallel()
+	ix := pkgtest.NewIndex(t, pkgtest.Fixtures()...)
+	dir := t.TempDir()
+	beta := pkgtest.Fixtures()[1]
+	if err := os.WriteFile(filepath.Join(dir, beta.FileName()), beta.Wheel(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &packages.Store{Dir: t.TempDir()}
+	ws, err := s.Install(t.Context(), packages.Source{}, []string{
+		filepath.Join(dir, beta.FileName()), dir, ix.URL + "/files/gammadata-1.0-py3-none-any.whl",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"betapkg", "gammadata"}, names(ws)); diff != "" {
+		t.Errorf("wheels (-want +got):\n%s", diff)
+	}
+	_, err = s.Install(t.Context(), packages.Source{}, []string{ix.URL + "/files/gammadata-1.0-py3-none-any.whl#sha256=" + strings.Repeat("1", 64)})
+	if err == nil || !strings.Contains(err.Error(), "gammadata-1.0-py3-none-any.whl: checksum mismatch: expected sha256 "+strings.Repeat("1", 64)) {
+		t.Errorf("got %v, want a checksum mismatch", err)
+	}
+}
+
+func TestPackageForImport(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{"yaml": "pyyaml", "PIL.Image": "pillow", "sklearn": "scikit-learn", "numpy": "numpy", "dateutil.parser": "python-dateutil"} {
+		if got := packages.PackageForImport(in); got != want {
+			t.Errorf("PackageForImport(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// runtimeLock is a lock standing for the runtime's: it has none of the
+// test's packages.
+func runtimeLock(t *testing.T) string {
+	p := filepath.Join(t.TempDir(), "pyodide-lock.json")
+	if err := os.WriteFile(p, []byte(`{"info":{"python":"3.14.2"},"packages":{"six":{"name":"six","version":"1","file_name":"six-1-py3-none-any.whl","sha256":"00","imports":["six"],"depends":[]}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A bundle is a Pyodide index directory: installed from it, with the
+// index server gone, the same closure comes out.
+func TestBundle(t *testing.T) {
+	t.Parallel()
+	ix := pkgtest.NewIndex(t, pkgtest.Fixtures()...)
+	bundle := t.TempDir()
+	s := &packages.Store{Dir: t.TempDir()}
+	if _, err := s.Bundle(t.Context(), packages.Source{Index: ix.SimpleURL(), RuntimeLock: runtimeLock(t)}, []string{"alphapkg", "gammadata"}, bundle); err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
+	offline := &packages.Store{Dir: t.TempDir()}
+	ws, err := offline.Install(t.Context(), packages.Source{Index: bundle}, []string{"alphapkg", "gammadata"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"betapkg", "alphapkg", "gammadata"}, names(ws)); diff != "" {
+		t.Errorf("wheels (-want +got):\n%s", diff)
+	}
+}
+
+// Installs into one directory at the same time wait for each other: every
+// one gets the same wheels, each downloaded once.
+func TestInstallConcurrent(t *testing.T) {
+	t.Parallel()
+	ix := pkgtest.NewIndex(t, pkgtest.Fixtures()...)
+	dir := t.TempDir()
+	src := packages.Source{Index: ix.PyodideURL()}
+	results := make([][]packages.Wheel, 4)
+	errs := make([]error, 4)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Go(func() {
+			s := &packages.Store{Dir: dir} // as separate hosts would
+			results[i], errs[i] = s.Install(t.Context(), src, []string{"alphapkg", "gammadata"})
+		})
+	}
+	wg.Wait()
+	for i := range results {
+		if errs[i] != nil {
+			t.Fatalf("install %d: %v", i, errs[i])
+		}
+		if diff := cmp.Diff(results[0], results[i]); diff != "" {
+			t.Errorf("install %d differs (-0 +%d):\n%s", i, i, diff)
+		}
+	}
+	counts := map[string]int{}
+	for _, r := range ix.Requests() {
+		counts[r]++
+	}
+	for _, w := range []string{"alphapkg", "betapkg", "gammadata"} {
+		if n := counts["/pyodide/"+w+"-1.0-py3-none-any.whl"]; n != 1 {
+			t.Errorf("%s downloaded %d times", w, n)
+		}
+	}
+}

@@ -1,0 +1,303 @@
+package packages
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Store is a package directory: the wheels the host downloaded (wheels/),
+// each unpacked once (site/NAME-SHA/), and the lock files of the indexes it
+// used (indexes/). Sandboxes read site/ only, read-only. Several hosts may
+// share one directory: writers take a file lock, and every file appears by
+// an atomic rename, complete.
+type Store struct {
+	Dir    string
+	Client *http.Client // nil: http.DefaultClient
+	Log    hclog.Logger // nil: discard
+}
+
+// Wheel is a wheel in the store, unpacked.
+type Wheel struct {
+	Name   string // the package's name
+	File   string // the wheel file, in the store or where the configuration named it
+	SHA256 string
+	// Site is the unpacked wheel's directory, relative to SiteDir.
+	Site string
+	// Imports are its top-level import names.
+	Imports []string
+	// Depends are the packages it needs, where known (from the lock or
+	// the simple index).
+	Depends []string `json:",omitempty"`
+}
+
+// SiteDir is the directory holding the unpacked wheels.
+func (s *Store) SiteDir() string { return filepath.Join(s.Dir, "site") }
+
+func (s *Store) log() hclog.Logger {
+	if s.Log == nil {
+		return hclog.NewNullLogger()
+	}
+	return s.Log
+}
+
+func (s *Store) client() *http.Client {
+	if s.Client == nil {
+		return http.DefaultClient
+	}
+	return s.Client
+}
+
+// lock takes the store's file lock, for writing.
+func (s *Store) lock() (func(), error) {
+	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("package directory: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(s.Dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("package directory: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking the package directory: %w", err)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// errNotFound is a 404 (or a missing file).
+var errNotFound = errors.New("not found")
+
+// get reads a URL (http, https, file) or a file path.
+func (s *Store) get(ctx context.Context, src string) ([]byte, error) {
+	if p, ok := strings.CutPrefix(src, "file://"); ok {
+		src = p
+	}
+	if !strings.Contains(src, "://") {
+		b, err := os.ReadFile(src)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w", src, errNotFound)
+		}
+		return b, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, src, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/vnd.pypi.simple.v1+json, text/html;q=0.5, */*;q=0.1")
+	resp, err := s.client().Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		return nil, fmt.Errorf("GET %s: %w", src, errNotFound)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", src, resp.Status)
+	}
+	s.log().Debug("downloaded", "url", src)
+	return io.ReadAll(resp.Body)
+}
+
+// writeAtomic writes a file so that it appears complete or not at all.
+func writeAtomic(dst string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dst), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), dst)
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// ChecksumError is a download whose sha256 is not the one expected.
+type ChecksumError struct {
+	File, Want, Got string
+}
+
+func (e *ChecksumError) Error() string {
+	return fmt.Sprintf("%s: checksum mismatch: expected sha256 %s, got %s (the file was not kept)", e.File, e.Want, e.Got)
+}
+
+// fetchWheel makes sure the wheel fileName is in the store, downloading it
+// from src when it is not there with the expected checksum (want; empty
+// when nobody says). It returns its path and checksum.
+func (s *Store) fetchWheel(ctx context.Context, src, fileName, want string) (string, string, error) {
+	if strings.ContainsAny(fileName, `/\`) || !strings.HasSuffix(fileName, ".whl") {
+		return "", "", fmt.Errorf("%q is not a wheel file name", fileName)
+	}
+	dst := filepath.Join(s.Dir, "wheels", fileName)
+	if b, err := os.ReadFile(dst); err == nil {
+		got := sha256Hex(b)
+		if want == "" || strings.EqualFold(got, want) {
+			return dst, got, nil
+		}
+	}
+	b, err := s.get(ctx, src)
+	if err != nil {
+		return "", "", err
+	}
+	got := sha256Hex(b)
+	if want != "" && !strings.EqualFold(got, want) {
+		return "", "", &ChecksumError{File: fileName, Want: want, Got: got}
+	}
+	if err := writeAtomic(dst, b); err != nil {
+		return "", "", fmt.Errorf("storing %s: %w", fileName, err)
+	}
+	return dst, got, nil
+}
+
+// unpack unpacks a wheel into site/, once; it returns the directory's name
+// and the wheel's top-level import names.
+func (s *Store) unpack(file, sum string) (string, []string, error) {
+	stem := strings.TrimSuffix(filepath.Base(file), ".whl")
+	name, _, _ := strings.Cut(stem, "-")
+	dirName := Normalize(name) + "-" + sum[:16]
+	dst := filepath.Join(s.SiteDir(), dirName)
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", nil, err
+	}
+	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: not a wheel: %w", filepath.Base(file), err)
+	}
+	imports := topLevel(zr)
+	if _, err := os.Stat(dst); err == nil {
+		return dirName, imports, nil
+	}
+	if err := os.MkdirAll(s.SiteDir(), 0o755); err != nil {
+		return "", nil, err
+	}
+	tmp, err := os.MkdirTemp(s.SiteDir(), ".tmp-")
+	if err != nil {
+		return "", nil, err
+	}
+	defer os.RemoveAll(tmp)
+	for _, f := range zr.File {
+		rel, ok := wheelPath(f.Name)
+		if !ok || strings.HasSuffix(f.Name, "/") {
+			continue
+		}
+		out := filepath.Join(tmp, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return "", nil, err
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return "", nil, fmt.Errorf("%s: %s: %w", filepath.Base(file), f.Name, err)
+		}
+		data, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			return "", nil, fmt.Errorf("%s: %s: %w", filepath.Base(file), f.Name, err)
+		}
+		if err := os.WriteFile(out, data, 0o644); err != nil {
+			return "", nil, err
+		}
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return "", nil, err
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		if _, statErr := os.Stat(dst); statErr == nil {
+			return dirName, imports, nil // unpacked by another host meanwhile
+		}
+		return "", nil, err
+	}
+	return dirName, imports, nil
+}
+
+// wheelPath is where a wheel's member goes in site-packages: as it is, or
+// for NAME.data/purelib|platlib/..., without that prefix; members outside
+// site-packages (scripts, headers, data) and unsafe paths are skipped.
+func wheelPath(name string) (string, bool) {
+	clean := path.Clean(name)
+	if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") || strings.Contains(clean, `\`) {
+		return "", false
+	}
+	first, rest, _ := strings.Cut(clean, "/")
+	if strings.HasSuffix(first, ".data") {
+		kind, rel, ok := strings.Cut(rest, "/")
+		if ok && (kind == "purelib" || kind == "platlib") {
+			return rel, true
+		}
+		return "", false
+	}
+	return clean, true
+}
+
+// topLevel is a wheel's top-level import names: its top_level.txt, else its
+// top-level packages and modules.
+func topLevel(zr *zip.Reader) []string {
+	for _, f := range zr.File {
+		if strings.HasSuffix(f.Name, ".dist-info/top_level.txt") && strings.Count(f.Name, "/") == 1 {
+			rc, err := f.Open()
+			if err != nil {
+				break
+			}
+			b, _ := io.ReadAll(rc)
+			rc.Close()
+			var names []string
+			for _, l := range strings.Fields(string(b)) {
+				names = append(names, l)
+			}
+			return names
+		}
+	}
+	seen := map[string]bool{}
+	var names []string
+	for _, f := range zr.File {
+		rel, ok := wheelPath(f.Name)
+		if !ok {
+			continue
+		}
+		first, rest, nested := strings.Cut(rel, "/")
+		var mod string
+		switch {
+		case nested && rest == "__init__.py":
+			mod = first
+		case !nested && strings.HasSuffix(first, ".py"):
+			mod = strings.TrimSuffix(first, ".py")
+		}
+		if mod != "" && !seen[mod] {
+			seen[mod] = true
+			names = append(names, mod)
+		}
+	}
+	return names
+}

@@ -1,0 +1,128 @@
+package host_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/host/packages/pkgtest"
+	"github.com/parselbox/parselbox/internal/testenv"
+)
+
+// Packages from a loopback Pyodide index, installed by the host: with the
+// network off, they import (dependencies, data files, an import name that
+// differs from the package's), and the sandbox still reaches nothing, not
+// even the index. A second start with the same package_dir downloads
+// nothing.
+func TestPackagesFromPyodideIndex(t *testing.T) {
+	t.Parallel()
+	ix := pkgtest.NewIndex(t, pkgtest.Fixtures()...)
+	cfg := host.Config{
+		Packages:     []string{"alphapkg", "gammadata", "dotenv"},
+		PackageIndex: ix.PyodideURL(),
+		PackageDir:   t.TempDir(),
+	}
+	sb := newSandbox(t, cfg)
+	// Booted from a snapshot of its own, with the packages imported.
+	if got := value(t, exec(t, sb, "import sys\n[m in sys.modules for m in ('alphapkg', 'betapkg', 'gammadata', 'dotenv')]")); fmt.Sprint(got) != "[true true true true]" {
+		t.Errorf("preloaded: %v", got)
+	}
+	if info, err := sb.Info(t.Context()); err != nil || !info.Snapshot {
+		t.Errorf("booted from a snapshot: %v, %v", info, err)
+	}
+	got := value(t, exec(t, sb, `import alphapkg, gammadata, gammaextra, dotenv
+[alphapkg.GREETING, gammadata.words(), gammaextra.EXTRA, dotenv.load()]`))
+	if fmt.Sprint(got) != "[alpha+beta [one two three] true dotenv ok]" {
+		t.Errorf("got %v", got)
+	}
+	if want := "- Packages: installed by the host (no pip/micropip needed); ready to import: alphapkg, gammadata, dotenv."; !strings.Contains(sb.Prompt(), want) {
+		t.Errorf("the guide does not say %q:\n%s", want, sb.Prompt())
+	}
+	// The index is on loopback, and the sandbox may not reach it.
+	e := raised(t, exec(t, sb, fmt.Sprintf(`import urllib.request
+urllib.request.urlopen(%q)`, ix.PyodideURL()+"pyodide-lock.json")), "URLError")
+	if !strings.Contains(e.Message, "is not allowed in the sandbox") {
+		t.Errorf("urlopen of the index: %s", e.Message)
+	}
+	// The packages are read-only.
+	e = raised(t, exec(t, sb, `import gammadata, os
+open(os.path.join(os.path.dirname(gammadata.__file__), "data", "words.txt"), "w")`), "PermissionError")
+	if !strings.Contains(e.Message, "Permission denied") {
+		t.Errorf("writing a package's file: %s", e.Message)
+	}
+	n := len(ix.Requests())
+	if slices.Contains(ix.Requests(), "/pyodide/pyodide-lock.json") == false || n != 5 {
+		t.Errorf("first start: %q", ix.Requests())
+	}
+	sb2 := newSandbox(t, cfg)
+	if got := value(t, exec(t, sb2, "import alphapkg\nalphapkg.GREETING")); got != "alpha+beta" {
+		t.Errorf("second start: %v", got)
+	}
+	if more := ix.Requests()[n:]; len(more) != 0 {
+		t.Errorf("the second start downloaded: %q", more)
+	}
+}
+
+// What cannot be installed stops the start, named; a checksum mismatch too.
+func TestPackagesErrors(t *testing.T) {
+	t.Parallel()
+	ix := pkgtest.NewIndex(t, pkgtest.Fixtures()...)
+	ix.BadSum = "betapkg"
+	cfg := host.Config{Packages: []string{"alphapkg", "nosuchpkg"}, PackageIndex: ix.PyodideURL(), PackageDir: t.TempDir()}
+	cfg.RuntimeDir = testenv.Runtime(t).Dir
+	cfg.CacheDir = testenv.CacheDir(t)
+	_, err := host.New(t.Context(), cfg)
+	var ce *host.ConfigError
+	if !errors.As(err, &ce) {
+		t.Fatalf("want a ConfigError, got %v", err)
+	}
+	for _, want := range []string{"nosuchpkg: not in the package index " + ix.URL + "/pyodide", "betapkg: betapkg-1.0-py3-none-any.whl: checksum mismatch"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}
+
+// Without packages, a missing module says how the host would install it.
+func TestModuleNotFoundHint(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, host.Config{})
+	e := raised(t, exec(t, sb, "import alphapkg"), "ModuleNotFoundError")
+	want := `No module named 'alphapkg'; the host installs packages: add 'alphapkg' to packages (--packages alphapkg), or set allow_runtime_packages (--allow-runtime-packages) to install what the code imports`
+	if e.Message != want {
+		t.Errorf("message %q, want %q", e.Message, want)
+	}
+}
+
+// allow_runtime_packages: the imports of each execution that the sandbox
+// cannot find are installed by the host first (the network stays off);
+// what the index lacks stays a ModuleNotFoundError. A restart keeps them.
+func TestRuntimePackages(t *testing.T) {
+	t.Parallel()
+	ix := pkgtest.NewIndex(t, pkgtest.Fixtures()...)
+	sb := newSandbox(t, host.Config{AllowRuntimePackages: true, PackageIndex: ix.PyodideURL(), PackageDir: t.TempDir()})
+	if n := len(ix.Requests()); n != 0 {
+		t.Errorf("requests before any import: %q", ix.Requests())
+	}
+	got := value(t, exec(t, sb, "import json\nfrom alphapkg import GREETING\nimport dotenv\n[GREETING, dotenv.load()]"))
+	if fmt.Sprint(got) != "[alpha+beta dotenv ok]" {
+		t.Errorf("got %v", got)
+	}
+	e := raised(t, exec(t, sb, "import nosuchpkg"), "ModuleNotFoundError")
+	want := "No module named 'nosuchpkg' (allow_runtime_packages is on, but the host could not install 'nosuchpkg': see the host's log)"
+	if e.Message != want {
+		t.Errorf("message %q, want %q", e.Message, want)
+	}
+	// After a restart (the process killed), the runtime packages are there.
+	if err := syscall.Kill(sb.PID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	r := exec(t, sb, "import alphapkg\nalphapkg.GREETING")
+	if got := value(t, r); got != "alpha+beta" {
+		t.Errorf("after a restart: %v", got)
+	}
+}

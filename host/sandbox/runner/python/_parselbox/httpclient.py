@@ -1,0 +1,159 @@
+"""Ordinary HTTP clients: http.client's connections send their requests
+through the runner's fetch (features/http.ts), so urllib.request,
+http.client and what builds on them work, synchronously, under exactly the
+sandbox's network rules. The sandbox has no sockets: a connection here
+collects what http.client writes, sends it as one fetch when the response
+is asked for, and hands http.client's own HTTPResponse the answer to parse.
+
+An address the rules do not allow raises PermissionError (urllib wraps it
+in URLError) saying so; a refused connection ConnectionRefusedError; a
+timeout TimeoutError; an interrupt KeyboardInterrupt.
+"""
+
+import errno
+import http.client
+import io
+import json
+
+from pyodide.ffi import run_sync, to_js
+
+_HOP_BY_HOP = {"host", "connection", "content-length", "transfer-encoding", "keep-alive", "proxy-connection"}
+# fetch hands the body decoded: what described the wire form goes.
+_WIRE = {"content-encoding", "content-length", "transfer-encoding", "connection", "keep-alive"}
+
+
+def _js():
+    import _pbx_http
+
+    return _pbx_http
+
+
+def _dechunk(body):
+    out, rest = bytearray(), body
+    while rest:
+        line, _, rest = rest.partition(b"\r\n")
+        size = int(line.split(b";")[0].strip() or b"0", 16)
+        if size == 0:
+            break
+        out += rest[:size]
+        rest = rest[size + 2 :]
+    return bytes(out)
+
+
+class _Exchange:
+    """What http.client takes for its socket: it collects the request and
+    reads back the response fetch gave."""
+
+    def __init__(self, conn):
+        self._conn = conn
+        self._sent = bytearray()
+        self._answer = None
+
+    def sendall(self, data):
+        if self._answer is not None:  # a new request on a kept-alive connection
+            self._sent.clear()
+            self._answer = None
+        self._sent += bytes(data)
+
+    send = sendall
+
+    def makefile(self, mode="rb", *args, **kwargs):
+        return io.BytesIO(self._answer or b"")
+
+    def settimeout(self, t):
+        pass
+
+    def setsockopt(self, *args):
+        pass
+
+    def close(self):
+        pass
+
+    def exchange(self):
+        if self._answer is not None:
+            return
+        head, _, body = bytes(self._sent).partition(b"\r\n\r\n")
+        lines = head.decode("iso-8859-1").split("\r\n")
+        method, target, _ = lines[0].split(" ", 2)
+        headers, chunked = [], False
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            key = name.strip().lower()
+            if key == "transfer-encoding" and "chunked" in value.lower():
+                chunked = True
+            if key not in _HOP_BY_HOP:
+                headers.append([name.strip(), value.strip()])
+        if chunked:
+            body = _dechunk(body)
+        conn = self._conn
+        if target.startswith(("http://", "https://")):
+            url = target
+        else:
+            host = conn.host if ":" not in conn.host else f"[{conn.host}]"
+            url = f"{conn._pbx_scheme}://{host}:{conn.port}{target}"
+        timeout = conn.timeout
+        ms = int(timeout * 1000) if isinstance(timeout, (int, float)) else 0
+        data = to_js(body) if body else None
+        answer = run_sync(_js().exchange(url, method, json.dumps(headers), data, ms))
+        status = answer[0]
+        if status == 2:
+            raise KeyboardInterrupt
+        if status == 1:
+            kind, message = answer[1], answer[2]
+            if kind == "denied":
+                raise PermissionError(errno.EACCES, message)
+            if kind == "timeout":
+                raise TimeoutError(message)
+            if kind == "refused":
+                raise ConnectionRefusedError(errno.ECONNREFUSED, message)
+            raise OSError(errno.EIO, message)
+        code, reason, rheaders, rbody = answer[1], answer[2], json.loads(answer[3]), answer[4].to_bytes()
+        out = [f"HTTP/1.1 {code} {reason or http.client.responses.get(code, '')}\r\n"]
+        for name, value in rheaders:
+            if name.lower() not in _WIRE:
+                out.append(f"{name}: {value}\r\n")
+        if method.upper() != "HEAD":
+            out.append(f"Content-Length: {len(rbody)}\r\n")
+        out.append("\r\n")
+        self._answer = "".join(out).encode("iso-8859-1", "replace") + (b"" if method.upper() == "HEAD" else rbody)
+
+
+class _FetchConnection:
+    """Mixed into http.client's connections: no socket, one fetch per
+    request."""
+
+    def connect(self):
+        self.sock = _Exchange(self)
+
+    def request(self, *args, **kwargs):
+        # The exchange happens here, where urllib turns an OSError into
+        # URLError; requests sent piece by piece exchange in getresponse.
+        super().request(*args, **kwargs)
+        if isinstance(self.sock, _Exchange):
+            self.sock.exchange()
+
+    def getresponse(self):
+        if isinstance(self.sock, _Exchange):
+            self.sock.exchange()
+        return super().getresponse()
+
+
+class HTTPConnection(_FetchConnection, http.client.HTTPConnection):
+    _pbx_scheme = "http"
+
+
+_classes = {"HTTPConnection": HTTPConnection}
+
+if hasattr(http.client, "HTTPSConnection"):
+
+    class HTTPSConnection(_FetchConnection, http.client.HTTPSConnection):
+        _pbx_scheme = "https"
+
+    _classes["HTTPSConnection"] = HTTPSConnection
+
+
+def prepare():
+    for name, cls in _classes.items():
+        cls.__module__ = "http.client"
+        cls.__qualname__ = name
+        setattr(http.client, name, cls)

@@ -1,0 +1,110 @@
+"""The packages the host installed (package packages on the host): each
+an unpacked wheel in a read-only directory under /lib/packages, put on
+sys.path at every start. The sandbox installs nothing itself and needs no
+network for packages.
+
+A ModuleNotFoundError for a top-level module says how the host would
+install it."""
+
+import ast
+import importlib
+import importlib.util
+import os
+import sys
+
+from . import on_configure
+
+ROOT = "/lib/packages"
+
+
+class _State:
+    runtime = False
+
+
+_state = _State()
+
+
+def add_paths(paths):
+    """Puts the host's unpacked wheels on sys.path (after what is there)."""
+    for p in paths:
+        p = str(p)
+        if "/" in p or p.startswith("."):
+            continue
+        full = f"{ROOT}/{p}"
+        if full not in sys.path:
+            sys.path.append(full)
+    importlib.invalidate_caches()
+
+
+def missing(code):
+    """The top-level modules code imports that cannot be found (not loaded,
+    not importable, not a file or directory of the working directory)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    out = []
+    for name in sorted(names):
+        if name in sys.modules or name in sys.builtin_module_names:
+            continue
+        if os.path.exists(name + ".py") or os.path.isdir(name):
+            continue
+        try:
+            if importlib.util.find_spec(name) is not None:
+                continue
+        except Exception:
+            continue
+        out.append(name)
+    return out
+
+
+@on_configure
+def _configure(config):
+    packages = config.get("packages") or {}
+    _state.runtime = bool(packages.get("runtime"))
+    add_paths(packages.get("paths") or [])
+
+
+def preload(packages_json):
+    """Before the snapshot: the host's packages on sys.path, and their
+    modules imported (a module that fails to import is reported on stderr
+    and left out)."""
+    import json
+
+    packages = json.loads(packages_json)
+    add_paths(packages.get("paths") or [])
+    for name in packages.get("preload") or []:
+        try:
+            importlib.import_module(name)
+        except BaseException as e:
+            print(f"preloading {name}: {type(e).__name__}: {e}", file=sys.stderr)
+
+
+def hint(err, e):
+    """err (an execution's error dict) with a hint on how the host installs
+    the module a ModuleNotFoundError names."""
+    if type(e) is not ModuleNotFoundError or not getattr(e, "name", None):
+        return err
+    name = e.name.split(".")[0]
+    if _state.runtime:
+        more = f" (allow_runtime_packages is on, but the host could not install {name!r}: see the host's log)"
+    else:
+        more = (
+            f"; the host installs packages: add {name!r} to packages (--packages {name}), "
+            "or set allow_runtime_packages (--allow-runtime-packages) to install what the code imports"
+        )
+    err["message"] = err["message"] + more
+    return err
+
+
+def prepare():
+    from . import execute
+
+    error = execute.error
+    execute.error = lambda e: hint(error(e), e)
