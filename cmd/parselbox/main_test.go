@@ -54,6 +54,19 @@ func TestExecExitStatus(t *testing.T) {
 	}
 }
 
+// Flags may follow CODE as well as precede it.
+func TestExecFlagsAfterCode(t *testing.T) {
+	t.Parallel()
+	code, res, stderr := runCLI(t, "", "exec", "import os\nos.environ['WHO']", "--env", "WHO=ada", "--timeout", "5")
+	if code != exitOK || string(res.Output) != `"ada"` {
+		t.Errorf("exit %d, %+v, stderr %s", code, res, stderr)
+	}
+	code, _, stderr = runCLI(t, "", "exec", "1", "--nope")
+	if code != exitUsage || !strings.Contains(stderr, "unknown flag: --nope") {
+		t.Errorf("unknown flag after CODE: exit %d, stderr %s", code, stderr)
+	}
+}
+
 func TestExecUsageErrors(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -63,20 +76,21 @@ func TestExecUsageErrors(t *testing.T) {
 		args []string
 		want string // in stderr: the problem itself, not just any usage error
 	}{
-		"no code":        {[]string{"exec"}, "expected exactly one CODE argument"},
-		"two codes":      {[]string{"exec", "1", "2"}, "expected exactly one CODE argument"},
-		"unknown flag":   {[]string{"exec", "--nope", "1"}, "unknown flag: --nope"},
-		"bad env":        {[]string{"exec", "--env", "NOEQUALS", "1"}, `--env: expected KEY=VALUE, got "NOEQUALS"`},
-		"bad mount":      {[]string{"exec", "--mount", "a:b:c:d", "1"}, `--mount: expected SRC:DST[:ro|rw], got "a:b:c:d"`},
-		"missing mount":  {[]string{"exec", "--mount", "/nonexistent/dir:data", "1"}, "source /nonexistent/dir is not a directory"},
-		"bad config":     {[]string{"exec", "--config", bad, "1"}, `bad.hcl:2: unknown key "netwrok" (did you mean "network"?)`},
-		"bad memory":     {[]string{"exec", "--memory", "0", "1"}, "--memory: memory: must be a whole number of MB from 1 to 4096 (the 32-bit WebAssembly limit), got 0"},
-		"bad allow-net":  {[]string{"exec", "--allow-net", "nohostport", "1"}, `--allow-net: allow_net[0]: must be "host:port" with a port from 1 to 65535, got "nohostport"`},
-		"bad host":       {[]string{"exec", "--allow-net", "exa mple.com:443", "1"}, `got "exa mple.com:443"`},
-		"memory > wasm":  {[]string{"exec", "--memory", "5000", "1"}, "--memory: memory: must be a whole number of MB from 1 to 4096 (the 32-bit WebAssembly limit), got 5000"},
-		"bad env name":   {[]string{"exec", "--env", "B-AD=1", "1"}, `--env: env "B-AD": variable name must be letters, digits and _, not starting with a digit`},
-		"unknown cmd":    {[]string{"frobnicate"}, `unknown command "frobnicate"`},
-		"missing config": {[]string{"exec", "--config", filepath.Join(dir, "none.hcl"), "1"}, "none.hcl: no such file or directory"},
+		"no code":          {[]string{"exec"}, "expected exactly one CODE argument"},
+		"two codes":        {[]string{"exec", "1", "2"}, "expected exactly one CODE argument"},
+		"code, flag, code": {[]string{"exec", "1", "--timeout", "5", "2"}, "expected exactly one CODE argument"},
+		"unknown flag":     {[]string{"exec", "--nope", "1"}, "unknown flag: --nope"},
+		"bad env":          {[]string{"exec", "--env", "NOEQUALS", "1"}, `--env: expected KEY=VALUE, got "NOEQUALS"`},
+		"bad mount":        {[]string{"exec", "--mount", "a:b:c:d", "1"}, `--mount: expected SRC:DST[:ro|rw], got "a:b:c:d"`},
+		"missing mount":    {[]string{"exec", "--mount", "/nonexistent/dir:data", "1"}, "source /nonexistent/dir is not a directory"},
+		"bad config":       {[]string{"exec", "--config", bad, "1"}, `bad.hcl:2: unknown key "netwrok" (did you mean "network"?)`},
+		"bad memory":       {[]string{"exec", "--memory", "0", "1"}, "--memory: memory: must be a whole number of MB from 1 to 4096 (the 32-bit WebAssembly limit), got 0"},
+		"bad allow-net":    {[]string{"exec", "--allow-net", "nohostport", "1"}, `--allow-net: allow_net[0]: must be "host:port" with a port from 1 to 65535, got "nohostport"`},
+		"bad host":         {[]string{"exec", "--allow-net", "exa mple.com:443", "1"}, `got "exa mple.com:443"`},
+		"memory > wasm":    {[]string{"exec", "--memory", "5000", "1"}, "--memory: memory: must be a whole number of MB from 1 to 4096 (the 32-bit WebAssembly limit), got 5000"},
+		"bad env name":     {[]string{"exec", "--env", "B-AD=1", "1"}, `--env: env "B-AD": variable name must be letters, digits and _, not starting with a digit`},
+		"unknown cmd":      {[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		"missing config":   {[]string{"exec", "--config", filepath.Join(dir, "none.hcl"), "1"}, "none.hcl: no such file or directory"},
 	} {
 		code, _, stderr := runCLI(t, "", tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
