@@ -40,6 +40,10 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if _, err := envLogLevel(); err != nil {
+		fmt.Fprintln(stderr, "parselbox:", err)
+		return exitUsage
+	}
 	if len(args) == 0 || (strings.HasPrefix(args[0], "-") && !isHelp(args[0]) && !isVersion(args[0])) {
 		return runServe(ctx, args, stdin, stdout, stderr)
 	}
@@ -92,10 +96,26 @@ func newLogger(w io.Writer, verbose bool) hclog.Logger {
 	if verbose {
 		level = hclog.Debug
 	}
-	if l := os.Getenv("PARSELBOX_LOG_LEVEL"); l != "" {
-		level = hclog.LevelFromString(l)
+	if l, _ := envLogLevel(); l != hclog.NoLevel {
+		level = l
 	}
 	return hclog.New(&hclog.LoggerOptions{Name: "parselbox", Level: level, Output: w})
+}
+
+// logLevelEnv sets the level of the logs on stderr.
+const logLevelEnv = "PARSELBOX_LOG_LEVEL"
+
+// envLogLevel is the level $PARSELBOX_LOG_LEVEL sets, hclog.NoLevel when
+// it is unset or empty, and an error when it names no level.
+func envLogLevel() (hclog.Level, error) {
+	s := os.Getenv(logLevelEnv)
+	if strings.TrimSpace(s) == "" {
+		return hclog.NoLevel, nil
+	}
+	if l := hclog.LevelFromString(s); l != hclog.NoLevel {
+		return l, nil
+	}
+	return hclog.NoLevel, fmt.Errorf("$%s: must be trace, debug, info, warn, error or off, got %q", logLevelEnv, s)
 }
 
 // usageError marks errors that are the user's input.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/pflag"
 
 	"github.com/parselbox/parselbox/host"
@@ -299,5 +300,20 @@ func TestBridgeConfigErrorNamesTheLine(t *testing.T) {
 	}
 	if want := `bridge "sh": ` + cfg + `:4: config.timeout: `; !strings.Contains(stderr, want) {
 		t.Errorf("stderr %q does not contain %q", stderr, want)
+	}
+}
+
+// A level that names no level is an error, not silently the default.
+func TestLogLevelEnv(t *testing.T) {
+	t.Setenv(logLevelEnv, "loud")
+	var out, errb bytes.Buffer
+	code := run(t.Context(), []string{"exec", "1"}, nil, &out, &errb)
+	want := "parselbox: $PARSELBOX_LOG_LEVEL: must be trace, debug, info, warn, error or off, got \"loud\"\n"
+	if code != exitUsage || errb.String() != want || out.Len() != 0 {
+		t.Errorf("exit %d, stderr %q, stdout %q; want exit 2, %q", code, errb.String(), out.String(), want)
+	}
+	t.Setenv(logLevelEnv, "DEBUG")
+	if l, err := envLogLevel(); err != nil || l != hclog.Debug {
+		t.Errorf("DEBUG: %v, %v", l, err)
 	}
 }
