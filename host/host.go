@@ -141,7 +141,7 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 		if opts.Workspace, err = filepath.Abs(cfg.OutputDir); err != nil {
 			return opts, err
 		}
-		if err := os.MkdirAll(opts.Workspace, 0o755); err != nil {
+		if err := outputDir(opts.Workspace); err != nil {
 			return opts, configErrorf("output directory: %w", err)
 		}
 	} else {
@@ -320,4 +320,32 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 
 func configErrorf(format string, args ...any) error {
 	return &ConfigError{fmt.Errorf(format, args...)}
+}
+
+// outputDir makes sure dir can back /workspace: an existing directory the
+// host can write to, or a new one in an existing directory (a missing
+// parent is a mistake more often than a wish: it is not created).
+func outputDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, perr := os.Stat(filepath.Dir(dir)); perr != nil {
+			return fmt.Errorf("%s: its parent %s does not exist (create it first)", dir, filepath.Dir(dir))
+		}
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return err
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	f, err := os.CreateTemp(dir, ".parselbox-probe-")
+	if err != nil {
+		return fmt.Errorf("%s is not a directory parselbox can write to: %w", dir, errors.Unwrap(err))
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }

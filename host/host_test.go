@@ -442,3 +442,38 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputDirChecked: an output directory that cannot back /workspace is
+// a configuration error that says why, before any sandbox starts; a
+// missing parent is not created.
+func TestOutputDirChecked(t *testing.T) {
+	t.Parallel()
+	rt := testenv.Runtime(t)
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o644)
+	missing := filepath.Join(t.TempDir(), "none")
+	for dir, want := range map[string]string{
+		"/proc/1":                             "output directory: /proc/1 is not a directory parselbox can write to: ",
+		file:                                  "output directory: " + file + " is not a directory",
+		filepath.Join(missing, "deep", "out"): "output directory: " + filepath.Join(missing, "deep", "out") + ": its parent " + filepath.Join(missing, "deep") + " does not exist (create it first)",
+	} {
+		_, err := host.New(t.Context(), host.Config{RuntimeDir: rt.Dir, CacheDir: testenv.CacheDir(t), OutputDir: dir})
+		var ce *host.ConfigError
+		if !errors.As(err, &ce) || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: got %v, want a ConfigError starting %q", dir, err, want)
+		}
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the missing parent was created: %v", err)
+	}
+	// A new directory in an existing one is made.
+	out := filepath.Join(t.TempDir(), "out")
+	sb, err := host.New(t.Context(), host.Config{RuntimeDir: rt.Dir, CacheDir: testenv.CacheDir(t), OutputDir: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb.Close()
+	if fi, err := os.Stat(out); err != nil || !fi.IsDir() {
+		t.Errorf("output dir not made: %v", err)
+	}
+}

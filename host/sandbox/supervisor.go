@@ -201,10 +201,11 @@ func Start(ctx context.Context, opts Options) (*Supervisor, error) {
 		}
 	}
 	p, info, err := s.boot(ctx)
-	if errors.Is(err, errExitedBeforeReady) && s.snapshot != "" {
-		// A snapshot that does not boot (truncated, or from an incompatible
-		// build) is rebuilt once, loudly. (A start that was cancelled or too
-		// slow says nothing about the snapshot, which others may be using.)
+	if errors.Is(err, errSnapshotUnusable) {
+		// A snapshot that does not load (truncated, or from an incompatible
+		// build) is rebuilt once, loudly. (A start that failed after the
+		// snapshot loaded, was cancelled or was too slow says nothing about
+		// the snapshot, which others may be using: it is left alone.)
 		s.log.Error("booting from the snapshot failed; rebuilding it", "snapshot", s.snapshot, "error", err)
 		_ = os.Remove(s.snapshot)
 		if s.snapshot, err = ensureSnapshot(ctx, s.log, opts.CacheDir, s.runnerDir, opts.Runtime); err != nil {
