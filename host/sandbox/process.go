@@ -71,15 +71,15 @@ type process struct {
 	ctx    context.Context // cancelled when the process has exited
 	cancel context.CancelFunc
 
-	ready   chan ReadyInfo
+	ready chan ReadyInfo
 	// restoring: the process was given a snapshot to load; restored: it
 	// said it did. A boot that fails between the two blames the snapshot.
 	restoring bool
 	restored  atomic.Bool
 	exited    chan struct{} // closed once the process is reaped
-	exitErr error
-	stderr  *tailBuffer
-	guard   *confine.Guard
+	exitErr   error
+	stderr    *tailBuffer
+	guard     *confine.Guard
 }
 
 // protocolLimits bound what crosses the channel.
@@ -128,20 +128,20 @@ func spawn(spec spawnSpec) (*process, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &process{
-		log:     spec.log,
-		handler: spec.handler,
-		limits:  spec.limits,
-		stdin:   stdin,
-		ctl:     ctlW,
-		pending: make(map[int64]chan *message),
-		serving: make(map[int64]context.CancelFunc),
-		ctx:     ctx,
-		cancel:  cancel,
+		log:       spec.log,
+		handler:   spec.handler,
+		limits:    spec.limits,
+		stdin:     stdin,
+		ctl:       ctlW,
+		pending:   make(map[int64]chan *message),
+		serving:   make(map[int64]context.CancelFunc),
+		ctx:       ctx,
+		cancel:    cancel,
 		ready:     make(chan ReadyInfo, 1),
 		restoring: spec.init.Snapshot != "" && !spec.init.MakeSnapshot,
 		exited:    make(chan struct{}),
-		stderr:  newTailBuffer(16 << 10),
-		guard:   guard,
+		stderr:    newTailBuffer(16 << 10),
+		guard:     guard,
 	}
 	// Its own process group, killed with the host (procgroup).
 	p.group, err = procgroup.Start(cmd)
