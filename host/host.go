@@ -142,7 +142,7 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 			return opts, err
 		}
 		if err := outputDir(opts.Workspace); err != nil {
-			return opts, configErrorf("output directory: %w", err)
+			return opts, &ConfigError{&KeyError{Key: "output_dir", Message: err.Error()}}
 		}
 	} else {
 		opts.Workspace = filepath.Join(s.tempDir, "workspace")
@@ -154,9 +154,9 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 	if err := os.Mkdir(opts.FilesDir, 0o700); err != nil {
 		return opts, err
 	}
-	for _, f := range cfg.Files {
+	for i, f := range cfg.Files {
 		if err := copyFile(f, filepath.Join(opts.FilesDir, filepath.Base(f))); err != nil {
-			return opts, configErrorf("input file: %w", err)
+			return opts, &ConfigError{&KeyError{Key: index("files", i), Message: "input file: " + err.Error()}}
 		}
 	}
 	roots := []fsRoot{{prefix: "/workspace", dir: opts.Workspace}, {prefix: "/files", dir: opts.FilesDir}}
@@ -168,7 +168,7 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 			return opts, err
 		}
 		if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
-			return opts, configErrorf("mount %q: source %s is not a directory", t, m.Source)
+			return opts, &ConfigError{&KeyError{Key: entry("mount", t), Message: fmt.Sprintf("source %s is not a directory", m.Source)}}
 		}
 		opts.Mounts = append(opts.Mounts, sandbox.Mount{Target: target, Source: src, ReadOnly: m.ReadOnly()})
 		roots = append(roots, fsRoot{prefix: target, dir: src, readOnly: m.ReadOnly()})

@@ -453,9 +453,9 @@ func TestOutputDirChecked(t *testing.T) {
 	os.WriteFile(file, nil, 0o644)
 	missing := filepath.Join(t.TempDir(), "none")
 	for dir, want := range map[string]string{
-		"/proc/1":                             "output directory: /proc/1 is not a directory parselbox can write to: ",
-		file:                                  "output directory: " + file + " is not a directory",
-		filepath.Join(missing, "deep", "out"): "output directory: " + filepath.Join(missing, "deep", "out") + ": its parent " + filepath.Join(missing, "deep") + " does not exist (create it first)",
+		"/proc/1":                             "output_dir: /proc/1 is not a directory parselbox can write to: ",
+		file:                                  "output_dir: " + file + " is not a directory",
+		filepath.Join(missing, "deep", "out"): "output_dir: " + filepath.Join(missing, "deep", "out") + ": its parent " + filepath.Join(missing, "deep") + " does not exist (create it first)",
 	} {
 		_, err := host.New(t.Context(), host.Config{RuntimeDir: rt.Dir, CacheDir: testenv.CacheDir(t), OutputDir: dir})
 		var ce *host.ConfigError

@@ -303,6 +303,19 @@ func TestBridgeConfigErrorNamesTheLine(t *testing.T) {
 	}
 }
 
+// A mount whose source is no directory is placed at its line.
+func TestBadMountSourceNamesTheLine(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "p.hcl")
+	os.WriteFile(cfg, []byte("memory = 256\nmount \"ref\" {\n  source = \"./missing\"\n}\n"), 0o644)
+	code, _, stderr := runCLI(t, "", "exec", "--config", cfg, "1")
+	want := cfg + `:2: mount "ref": source ` + filepath.Join(dir, "missing") + " is not a directory\n"
+	if code != exitUsage || stderr != "parselbox exec: "+want {
+		t.Errorf("exit %d, stderr %q; want 2, %q", code, stderr, want)
+	}
+}
+
 // A level that names no level is an error, not silently the default.
 func TestLogLevelEnv(t *testing.T) {
 	t.Setenv(logLevelEnv, "loud")
