@@ -301,6 +301,11 @@ func TestBridgeConfigErrorNamesTheLine(t *testing.T) {
 	if want := `bridge "sh": ` + cfg + `:4: config.timeout: `; !strings.Contains(stderr, want) {
 		t.Errorf("stderr %q does not contain %q", stderr, want)
 	}
+	// The refusal is said once: stopping the plugin that refused is no
+	// error of its own.
+	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); len(lines) != 1 {
+		t.Errorf("stderr has %d lines, want the one error:\n%s", len(lines), stderr)
+	}
 }
 
 // A mount whose source is no directory is placed at its line.
