@@ -179,20 +179,24 @@ func TestHelpTree(t *testing.T) {
 	want := `Description: Echoes.
 
 Methods:
-├── say()
+├── say(text: str = None, times: int = None) -> str  # Says it.
 ├── deep
 │   ├── ping()
 │   └── er
-│       └── probe()
+│       └── probe(x = None)
 └── get_user
-    └── v2()`
+    └── v2()  # Not an identifier.`
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("tree (-want +got):\n%s", diff)
 	}
 	doc, _ := r.help(t.Context(), "echo.say")
-	m := doc.(map[string]any)
-	if m["description"] != "Says it." || !cmp.Equal(m["output"], map[string]any{"type": "string"}) {
-		t.Errorf("tool doc: %v", m)
+	wantDoc := map[string]string{"tool": `echo.say(text: str = None, times: int = None) -> str
+
+Says it.
+
+Call it as echo.say(...), or echo.say.task(...) for a background Task; sbx.inspect('echo.say') gives the JSON Schemas of its parameters and output.`}
+	if diff := cmp.Diff(wantDoc, doc); diff != "" {
+		t.Errorf("tool doc (-want +got):\n%s", diff)
 	}
 	if sub, _ := r.help(t.Context(), "echo.deep.er"); !strings.HasPrefix(sub.(string), "Description: Deeper.") {
 		t.Errorf("nested namespace doc: %v", sub)
