@@ -8,7 +8,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -107,15 +106,6 @@ func (s *Sandbox) mcpBridges() (map[string]BridgeConfig, error) {
 		if err := v.err(); err != nil {
 			return nil, m.problem(err)
 		}
-		if m.srv.Type == "stdio" && isThisProgram(m.srv.Command) {
-			// The first loopback guard, before anything starts: the entry
-			// that launches this very program (one mcp.json for both
-			// directions) is left out, namespace and all.
-			if s.log != nil {
-				s.log.Info("MCP server skipped: it is this parselbox itself", "server", m.origin())
-			}
-			continue
-		}
 		config, err := entryConfig(m.name, m.srv)
 		if err != nil {
 			return nil, m.problem(err)
@@ -124,22 +114,6 @@ func (s *Sandbox) mcpBridges() (map[string]BridgeConfig, error) {
 		out[ns] = BridgeConfig{Plugin: MCPPlugin, Config: config}
 	}
 	return out, nil
-}
-
-// isThisProgram reports whether command (a path, or a name looked up in
-// $PATH) is the executable of this process.
-func isThisProgram(command string) bool {
-	self, err := os.Executable()
-	if err != nil {
-		return false
-	}
-	path, err := exec.LookPath(command)
-	if err != nil {
-		return false
-	}
-	a, err1 := os.Stat(self)
-	b, err2 := os.Stat(path)
-	return err1 == nil && err2 == nil && os.SameFile(a, b)
 }
 
 // entryConfig is the mcpproxy bridge's configuration: the entry as JSON

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -40,14 +39,9 @@ func TestMCPBridges(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcp.json")
-	self, err := os.Executable() // this program: left out, namespace and all
-	if err != nil {
-		t.Fatal(err)
-	}
 	os.WriteFile(path, []byte(`{
   "theme": "dark",
   "mcpServers": {
-    "parselbox": {"command": `+strconv.Quote(self)+`, "args": ["--config", "x.hcl"]},
     "everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"], "env": {"K": "v"}, "autoApprove": ["echo"]},
     "local-tool": {"command": "./bin/tool"},
     "remote": {"type": "http", "url": "https://h/mcp", "headers": {"Authorization": "Bearer x"}},
