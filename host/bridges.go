@@ -70,6 +70,15 @@ func (s *Sandbox) addBridges(ctx context.Context) error {
 		})
 	}
 	wg.Wait()
+	for i, err := range errs {
+		var de *sdk.DeclineError
+		if errors.As(err, &de) {
+			// The bridge will not serve here (an MCP server that is this
+			// Parselbox): its namespace is left out.
+			s.log.Info("bridge left out: it declined to serve", "bridge", names[i], "reason", de.Reason)
+			errs[i], started[i] = nil, nil
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		if errors.Is(err, bridges.ErrInvalidConfig) || errors.Is(err, bridges.ErrPluginNotFound) ||
 			errors.Is(err, bridges.ErrChecksumMismatch) || errors.Is(err, bridges.ErrIncompatible) {
@@ -78,6 +87,9 @@ func (s *Sandbox) addBridges(ctx context.Context) error {
 		return fmt.Errorf("starting bridges: %w", err)
 	}
 	for i, name := range names {
+		if started[i] == nil {
+			continue
+		}
 		kind := "plugin"
 		if _, ok := mcp[name]; ok {
 			kind = "mcp"
