@@ -172,7 +172,7 @@ func Start(ctx context.Context, opts Options) (*Supervisor, error) {
 		}
 	}
 	if opts.CacheDir == "" {
-		d, err := defaultCacheDir()
+		d, err := DefaultCacheDir()
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: no cache directory: %w", err)
 		}
@@ -803,8 +803,8 @@ func denoEnv(cacheDir string) []string {
 	}
 }
 
-// defaultCacheDir is the user cache directory's parselbox folder.
-func defaultCacheDir() (string, error) {
+// DefaultCacheDir is the user cache directory's parselbox folder.
+func DefaultCacheDir() (string, error) {
 	d, err := os.UserCacheDir()
 	if err != nil {
 		return "", err
