@@ -36,6 +36,7 @@ type Sandbox struct {
 	timeout time.Duration
 	closers []func() error // bridges to stop on Close, in reverse order
 	jail    confine.Report // the kernel layers around the sandbox process
+	dryRun  bool           // Check: look, write nothing
 }
 
 // New starts a sandbox as cfg says and waits until it is ready. A

@@ -112,7 +112,7 @@ func (s *Sandbox) mcpBridges() (map[string]BridgeConfig, error) {
 		if err != nil {
 			return nil, m.problem(err)
 		}
-		if m.srv.Type == "stdio" {
+		if m.srv.Type == "stdio" && !s.dryRun {
 			home, err := s.mcpHome(ns)
 			if err != nil {
 				return nil, err

@@ -2,7 +2,8 @@
 //
 //	parselbox [flags]             serve MCP over stdio or streamable HTTP (--transport http)
 //	parselbox exec [flags] CODE   run CODE (or - for stdin) and print the result as JSON
-//	parselbox plugins             list bridge plugins and their sha256
+//	parselbox check [flags]       check a configuration and resolve its plugins; start nothing
+//	parselbox plugins [flags]     list bridge plugins and their sha256
 //	parselbox doctor [flags]      which kernel layers confine the sandbox, and why any does not
 //	parselbox version             print versions
 //
@@ -50,6 +51,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch args[0] {
 	case "exec":
 		return runExec(ctx, args[1:], stdin, stdout, stderr)
+	case "check":
+		return runCheck(args[1:], stdout, stderr)
 	case "plugins":
 		return runPlugins(args[1:], stdout, stderr)
 	case "doctor":
@@ -78,7 +81,12 @@ func usage(w io.Writer) {
                                 or streamable HTTP (--transport http, at /mcp)
   parselbox exec [flags] CODE   run Python CODE (- reads it from stdin) in a fresh sandbox;
                                 prints {output, stdout, stderr, error, files} as JSON
-  parselbox plugins             list the bridge plugins found, with their sha256
+  parselbox check [flags] [FILE]
+                                check a configuration (and the flags over it) and resolve
+                                its plugins with their sha256; starts nothing; exit 0 or 2
+  parselbox plugins [--config FILE]
+                                list the bridge plugins found, with their sha256 (and the
+                                configuration's bridges)
   parselbox doctor [flags]      which kernel layers confine the sandbox here, and why any does not
   parselbox version             print the version
 
