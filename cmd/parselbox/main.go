@@ -5,7 +5,7 @@
 //	parselbox check [flags]       check a configuration and resolve its plugins; start nothing
 //	parselbox plugins [flags]     list bridge plugins and their sha256
 //	parselbox doctor [flags]      which kernel layers confine the sandbox, and why any does not
-//	parselbox version             print versions
+//	parselbox version             print the versions of parselbox and of its runtime
 //
 // See README.md for the flags and the configuration file.
 package main
@@ -58,8 +58,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "doctor":
 		return runDoctor(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
-		fmt.Fprintf(stdout, "parselbox %s\n", version)
-		return exitOK
+		return runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		usage(stdout)
 		fmt.Fprint(stdout, "\nFlags of the MCP server (parselbox [flags]):\n")
@@ -88,7 +87,8 @@ func usage(w io.Writer) {
                                 list the bridge plugins found, with their sha256 (and the
                                 configuration's bridges)
   parselbox doctor [flags]      which kernel layers confine the sandbox here, and why any does not
-  parselbox version             print the version
+  parselbox version             print the versions: parselbox, its module and commit, Go, and
+                                the runtime's Deno, Pyodide and just-bash
 
 Run 'parselbox -h' or 'parselbox exec -h' for the flags.
 `)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -186,8 +187,27 @@ func TestExecFilesAndMounts(t *testing.T) {
 func TestVersion(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	if code := run(t.Context(), []string{"version"}, nil, &out, &out); code != 0 || !strings.HasPrefix(out.String(), "parselbox ") {
+	rt := testenv.Runtime(t)
+	if code := run(t.Context(), []string{"version", "--runtime-dir", rt.Dir}, nil, &out, &out); code != 0 || !strings.HasPrefix(out.String(), "parselbox "+version+"\n") {
 		t.Errorf("version: %d %q", code, out.String())
+	}
+	// The runtime's versions, as runtime/package.json pins them.
+	var pkg struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	b, _ := os.ReadFile(filepath.Join(rt.Dir, "package.json"))
+	if err := json.Unmarshal(b, &pkg); err != nil {
+		t.Fatal(err)
+	}
+	for name, dep := range map[string]string{"deno": "@deno/linux-x64-glibc", "pyodide": "pyodide", "just-bash": "just-bash"} {
+		if want := fmt.Sprintf("  %-10s %s\n", name, pkg.Dependencies[dep]); pkg.Dependencies[dep] == "" || !strings.Contains(out.String(), want) {
+			t.Errorf("version lacks %q:\n%s", want, out.String())
+		}
+	}
+	for _, row := range []string{"  module     github.com/parselbox/parselbox", "  commit     ", "  go         go1."} {
+		if !strings.Contains(out.String(), row) {
+			t.Errorf("version lacks %q:\n%s", row, out.String())
+		}
 	}
 }
 
