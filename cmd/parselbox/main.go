@@ -6,6 +6,7 @@
 //	parselbox plugins [flags]     list bridge plugins and their sha256
 //	parselbox doctor [flags]      which kernel layers confine the sandbox, and why any does not
 //	parselbox version             print the versions of parselbox and of its runtime
+//	parselbox completion SHELL    print a completion script for bash, zsh or fish
 //
 // See README.md for the flags and the configuration file.
 package main
@@ -51,6 +52,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch args[0] {
 	case "exec":
 		return runExec(ctx, args[1:], stdin, stdout, stderr)
+	case "completion":
+		return runCompletion(args[1:], stdout, stderr)
 	case "check":
 		return runCheck(args[1:], stdout, stderr)
 	case "plugins":
@@ -89,6 +92,7 @@ func usage(w io.Writer) {
   parselbox doctor [flags]      which kernel layers confine the sandbox here, and why any does not
   parselbox version             print the versions: parselbox, its module and commit, Go, and
                                 the runtime's Deno, Pyodide and just-bash
+  parselbox completion SHELL    print a completion script for bash, zsh or fish
 
 Run 'parselbox -h' or 'parselbox exec -h' for the flags.
 `)

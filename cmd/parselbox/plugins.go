@@ -17,8 +17,7 @@ import (
 func runPlugins(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("parselbox plugins", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dirs := fs.StringArray("plugin-dir", nil, "also search `dir` (repeatable)")
-	cfgPath := fs.String("config", "", "also search the plugin_dirs of this configuration `file`, and resolve its bridges")
+	dirs, cfgPath := newPluginsFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return exitOK
@@ -58,4 +57,10 @@ func runPlugins(args []string, stdout, stderr io.Writer) int {
 		writePlugins(stdout, configured)
 	}
 	return exitOK
+}
+
+// newPluginsFlags defines the flags of parselbox plugins.
+func newPluginsFlags(fs *pflag.FlagSet) (dirs *[]string, cfgPath *string) {
+	return fs.StringArray("plugin-dir", nil, "also search `dir` (repeatable)"),
+		fs.String("config", "", "also search the plugin_dirs of this configuration `file`, and resolve its bridges")
 }

@@ -20,7 +20,7 @@ var commit = ""
 func runVersion(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("parselbox version", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dir := fs.String("runtime-dir", "", "runtime `dir`ectory (default: $PARSELBOX_RUNTIME, then next to the binary)")
+	dir := newVersionFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return exitOK
@@ -70,4 +70,9 @@ func runVersion(args []string, stdout, stderr io.Writer) int {
 		row(p.name, v)
 	}
 	return exitOK
+}
+
+// newVersionFlags defines the flags of parselbox version.
+func newVersionFlags(fs *pflag.FlagSet) *string {
+	return fs.String("runtime-dir", "", "runtime `dir`ectory (default: $PARSELBOX_RUNTIME, then next to the binary)")
 }
