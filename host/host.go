@@ -99,6 +99,7 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 		Env:      cfg.Env,
 		Globals:  cfg.Globals,
 		Logger:   s.log,
+		Notify:   cfg.Notify,
 	}
 	if opts.CacheDir != "" {
 		if opts.CacheDir, err = filepath.Abs(opts.CacheDir); err != nil {

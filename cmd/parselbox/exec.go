@@ -63,6 +63,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	cfg := file.Config
 	cfg.Logger = newLogger(stderr, flags.verbose)
+	cfg.Notify = notifier(stderr)
 
 	sb, err := host.New(ctx, *cfg)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/hashicorp/go-hclog"
@@ -112,6 +113,17 @@ func newLogger(w io.Writer, verbose bool) hclog.Logger {
 		level = l
 	}
 	return hclog.New(&hclog.LoggerOptions{Name: "parselbox", Level: level, Output: w})
+}
+
+// notifier writes what a person waiting should hear (host.Config.Notify)
+// to stderr, one line each: stdout is for results and MCP.
+func notifier(stderr io.Writer) func(string) {
+	var mu sync.Mutex
+	return func(msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintln(stderr, "parselbox:", msg)
+	}
 }
 
 // logLevelEnv sets the level of the logs on stderr.

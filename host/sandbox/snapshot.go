@@ -26,7 +26,7 @@ func snapshotPath(cacheDir string, rt *Runtime) string {
 // the hash of the embedded runner and bootstrap, so a change to either makes
 // a new one; older snapshots are removed. Concurrent hosts take a file lock,
 // and one builds while the others wait.
-func ensureSnapshot(ctx context.Context, log hclog.Logger, cacheDir, runnerDir string, rt *Runtime) (string, error) {
+func ensureSnapshot(ctx context.Context, log hclog.Logger, notify func(string), cacheDir, runnerDir string, rt *Runtime) (string, error) {
 	path := snapshotPath(cacheDir, rt)
 	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
 		return path, nil
@@ -49,6 +49,9 @@ func ensureSnapshot(ctx context.Context, log hclog.Logger, cacheDir, runnerDir s
 	}
 
 	start := time.Now()
+	if notify != nil {
+		notify("preparing the Python runtime (once, a few seconds; the next starts take under a second)...")
+	}
 	tmp := path + ".tmp-" + fmt.Sprint(os.Getpid())
 	defer os.Remove(tmp)
 	perms := permissions{
@@ -97,5 +100,8 @@ func ensureSnapshot(ctx context.Context, log hclog.Logger, cacheDir, runnerDir s
 		}
 	}
 	log.Info("built the Pyodide memory snapshot", "path", path, "duration", time.Since(start).Round(time.Millisecond))
+	if notify != nil {
+		notify(fmt.Sprintf("the Python runtime is ready (%s)", time.Since(start).Round(100*time.Millisecond)))
+	}
 	return path, nil
 }

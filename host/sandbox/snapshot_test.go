@@ -30,7 +30,13 @@ func TestSnapshotLifecycle(t *testing.T) {
 	stale := filepath.Join(cache, "snapshots", "pyodide-0.0.1-0123456789abcdef.snap")
 	os.WriteFile(stale, []byte("an old snapshot"), 0o600)
 
-	first := start(t, sandbox.Options{CacheDir: cache})
+	var notes []string
+	note := func(m string) { notes = append(notes, m) } // called during Start only
+	first := start(t, sandbox.Options{CacheDir: cache, Notify: note})
+	if len(notes) != 2 || !strings.HasPrefix(notes[0], "preparing the Python runtime (once, a few seconds") ||
+		!strings.HasPrefix(notes[1], "the Python runtime is ready (") {
+		t.Errorf("what the first start said: %q", notes)
+	}
 	if !first.Ready().Snapshot {
 		t.Fatal("first start did not boot from the snapshot it built")
 	}
@@ -41,7 +47,11 @@ func TestSnapshotLifecycle(t *testing.T) {
 	built, _ := os.Stat(snaps[0])
 	first.Close()
 
-	second := start(t, sandbox.Options{CacheDir: cache})
+	notes = nil
+	second := start(t, sandbox.Options{CacheDir: cache, Notify: note})
+	if len(notes) != 0 {
+		t.Errorf("the second start said: %q", notes)
+	}
 	if !second.Ready().Snapshot {
 		t.Error("second start did not load the snapshot")
 	}

@@ -53,6 +53,9 @@ type Options struct {
 	Handler Handler
 	// Logger receives the sandbox's logs; nil discards them.
 	Logger hclog.Logger
+	// Notify, if set, is told what a person waiting should hear: that the
+	// snapshot is being built (the first start), and when it is done.
+	Notify func(msg string)
 	// Grace is how long an interrupted execution has to stop before the
 	// process is killed and restarted. Zero means 5 s.
 	Grace time.Duration
@@ -194,7 +197,7 @@ func Start(ctx context.Context, opts Options) (*Supervisor, error) {
 		return nil, err
 	}
 	if !opts.NoSnapshot {
-		s.snapshot, err = ensureSnapshot(ctx, s.log, opts.CacheDir, s.runnerDir, opts.Runtime)
+		s.snapshot, err = ensureSnapshot(ctx, s.log, opts.Notify, opts.CacheDir, s.runnerDir, opts.Runtime)
 		if err != nil {
 			// Loud, not fatal: a cold boot works, only slower.
 			s.log.Error("no Pyodide memory snapshot: every start boots cold (~5 s)", "error", err)
@@ -208,7 +211,7 @@ func Start(ctx context.Context, opts Options) (*Supervisor, error) {
 		// the snapshot, which others may be using: it is left alone.)
 		s.log.Error("booting from the snapshot failed; rebuilding it", "snapshot", s.snapshot, "error", err)
 		_ = os.Remove(s.snapshot)
-		if s.snapshot, err = ensureSnapshot(ctx, s.log, opts.CacheDir, s.runnerDir, opts.Runtime); err != nil {
+		if s.snapshot, err = ensureSnapshot(ctx, s.log, opts.Notify, opts.CacheDir, s.runnerDir, opts.Runtime); err != nil {
 			return nil, fmt.Errorf("rebuilding the snapshot: %w", err)
 		}
 		p, info, err = s.boot(ctx)
