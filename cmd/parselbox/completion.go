@@ -21,6 +21,7 @@ func commands() []command {
 	return []command{
 		{"", "serve MCP over stdio or streamable HTTP", func(fs *pflag.FlagSet) { newServeFlags(fs) }},
 		{"exec", "run Python code in a fresh sandbox, print the result as JSON", func(fs *pflag.FlagSet) { newSandboxFlags(fs) }},
+		{"repl", "an interactive Python session in one sandbox", func(fs *pflag.FlagSet) { newSandboxFlags(fs) }},
 		{"check", "check a configuration and resolve its plugins; start nothing", func(fs *pflag.FlagSet) { newServeFlags(fs) }},
 		{"plugins", "list the bridge plugins found, with their sha256", func(fs *pflag.FlagSet) { newPluginsFlags(fs) }},
 		{"doctor", "which kernel layers confine the sandbox here", func(fs *pflag.FlagSet) { newDoctorFlags(fs) }},

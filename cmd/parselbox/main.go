@@ -2,6 +2,7 @@
 //
 //	parselbox [flags]             serve MCP over stdio or streamable HTTP (--transport http)
 //	parselbox exec [flags] CODE   run CODE (or - for stdin) and print the result as JSON
+//	parselbox repl [flags]        an interactive Python session in one sandbox
 //	parselbox check [flags]       check a configuration and resolve its plugins; start nothing
 //	parselbox plugins [flags]     list bridge plugins and their sha256
 //	parselbox doctor [flags]      which kernel layers confine the sandbox, and why any does not
@@ -37,7 +38,11 @@ const (
 var version = "0.1.0-dev"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if len(os.Args) > 1 && os.Args[1] == "repl" {
+		sigs = sigs[1:] // Ctrl-C interrupts the REPL's code, not the REPL
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
@@ -53,6 +58,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch args[0] {
 	case "exec":
 		return runExec(ctx, args[1:], stdin, stdout, stderr)
+	case "repl":
+		return runRepl(ctx, args[1:], stdin, stdout, stderr)
 	case "completion":
 		return runCompletion(args[1:], stdout, stderr)
 	case "check":
@@ -84,6 +91,8 @@ func usage(w io.Writer) {
                                 or streamable HTTP (--transport http, at /mcp)
   parselbox exec [flags] CODE   run Python CODE (- reads it from stdin) in a fresh sandbox;
                                 prints {output, stdout, stderr, error, files} as JSON
+  parselbox repl [flags]        an interactive Python session in one sandbox, kept across
+                                inputs (:help in it; Ctrl-C interrupts, Ctrl-D exits)
   parselbox check [flags] [FILE]
                                 check a configuration (and the flags over it) and resolve
                                 its plugins with their sha256; starts nothing; exit 0 or 2
