@@ -28,7 +28,7 @@ BRIDGES := greeter=./sdk/example/greeter shell=./plugins/shell http=./plugins/ht
 ## build: the runtime, bin/parselbox and every bridge binary
 build: runtime
 	@mkdir -p $(BIN)
-	$(GO) build $(GOFLAGS) -o $(BIN)/parselbox ./cmd/parselbox
+	$(GO) build $(GOFLAGS) -ldflags "-X main.commit=$$(git rev-parse --short HEAD 2>/dev/null)" -o $(BIN)/parselbox ./cmd/parselbox
 	@for b in $(BRIDGES); do \
 		echo "$(GO) build -o $(BIN)/parselbox-bridge-$${b%%=*} $${b#*=}"; \
 		$(GO) build $(GOFLAGS) -o $(BIN)/parselbox-bridge-$${b%%=*} $${b#*=} || exit 1; \

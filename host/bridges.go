@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/parselbox/parselbox/host/bridges"
@@ -54,7 +55,9 @@ func (s *Sandbox) addBridges(ctx context.Context) error {
 	started := make([]sdk.BridgeServer, len(names))
 	errs := make([]error, len(names))
 	var wg sync.WaitGroup
+	pending := make([]atomic.Bool, len(names))
 	for i, name := range names {
+		pending[i].Store(true)
 		cfg := bridges.Config{
 			Plugin: configs[name].Plugin,
 			SHA256: configs[name].SHA256,
@@ -67,9 +70,27 @@ func (s *Sandbox) addBridges(ctx context.Context) error {
 		}
 		wg.Go(func() {
 			started[i], errs[i] = mgr.Start(ctx, name, cfg)
+			pending[i].Store(false)
 		})
 	}
-	wg.Wait()
+	s.waitNoting(&wg, slowAfter, "starting bridges", func() []string {
+		var slow []string
+		for i, name := range names {
+			if pending[i].Load() {
+				slow = append(slow, name)
+			}
+		}
+		return slow
+	})
+	for i, err := range errs {
+		var de *sdk.DeclineError
+		if errors.As(err, &de) {
+			// The bridge will not serve here (an MCP server that is this
+			// Parselbox): its namespace is left out.
+			s.log.Info("bridge left out: it declined to serve", "bridge", names[i], "reason", de.Reason)
+			errs[i], started[i] = nil, nil
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		if errors.Is(err, bridges.ErrInvalidConfig) || errors.Is(err, bridges.ErrPluginNotFound) ||
 			errors.Is(err, bridges.ErrChecksumMismatch) || errors.Is(err, bridges.ErrIncompatible) {
@@ -78,6 +99,9 @@ func (s *Sandbox) addBridges(ctx context.Context) error {
 		return fmt.Errorf("starting bridges: %w", err)
 	}
 	for i, name := range names {
+		if started[i] == nil {
+			continue
+		}
 		kind := "plugin"
 		if _, ok := mcp[name]; ok {
 			kind = "mcp"
@@ -210,5 +234,36 @@ func pyTypeName(v any) string {
 		return "dict"
 	default:
 		return fmt.Sprintf("%T", v)
+	}
+}
+
+// slowAfter is how long a preparation may take before Config.Notify hears
+// about it, and then how often it hears again.
+const slowAfter = 3 * time.Second
+
+// waitNoting waits for wg; while it takes longer than every, it tells
+// Config.Notify, every so often, what is still under way (which names).
+func (s *Sandbox) waitNoting(wg *sync.WaitGroup, every time.Duration, what string, waiting func() []string) {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	if s.cfg.Notify == nil {
+		<-done
+		return
+	}
+	start := time.Now()
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+			if names := waiting(); len(names) > 0 {
+				s.cfg.Notify(fmt.Sprintf("%s: still waiting for %s (%s)", what, strings.Join(names, ", "), time.Since(start).Round(time.Second)))
+			}
+		}
 	}
 }

@@ -239,22 +239,28 @@ func TestDiscovery(t *testing.T) {
 	t.Parallel()
 	sb, _ := newMissionSandbox(t)
 	tree := value(t, exec(t, sb, "help(mission)")).(string)
-	for _, want := range []string{"Remote namespace 'mission'", "Description: Mission control.", "├── add()", "└── nav\n    └── distance()"} {
+	for _, want := range []string{"Remote namespace 'mission'", "Description: Mission control.", "├── add(a: int, b: int) -> int  # Adds two numbers.", "└── nav\n    └── distance("} {
 		if !strings.Contains(tree, want) {
 			t.Errorf("help(mission) lacks %q:\n%s", want, tree)
 		}
 	}
-	doc := value(t, exec(t, sb, "help(mission.add)")).(map[string]any)
-	if doc["description"] != "Adds two numbers." {
-		t.Errorf("help(mission.add): %v", doc)
+	// help(ns.tool): the signature line, then the description; the
+	// schemas through sbx.inspect.
+	doc := value(t, exec(t, sb, "help(mission.add)")).(string)
+	if !strings.HasPrefix(doc, "mission.add(a: int, b: int) -> int\n\nAdds two numbers.\n") {
+		t.Errorf("help(mission.add):\n%s", doc)
 	}
-	if props := doc["parameters"].(map[string]any)["properties"].(map[string]any); props["a"] == nil || props["b"] == nil {
-		t.Errorf("parameters: %v", doc["parameters"])
+	addDoc := value(t, exec(t, sb, "sbx.inspect('mission.add')['mission.add']")).(map[string]any)
+	if props := addDoc["parameters"].(map[string]any)["properties"].(map[string]any); props["a"] == nil || props["b"] == nil {
+		t.Errorf("parameters: %v", addDoc["parameters"])
+	}
+	if got := value(t, exec(t, sb, "mission.add.__doc__ == help(mission.add)")); got != true {
+		t.Errorf("mission.add.__doc__ differs from help(mission.add)")
 	}
 	if got := value(t, exec(t, sb, "dir(mission)")).([]any); !cmp.Equal(got[:3], []any{"add", "echo", "fail"}) || got[len(got)-1] != "weird" {
 		t.Errorf("dir(mission): %v", got)
 	}
-	if got := value(t, exec(t, sb, "help(double)")).(map[string]any); got["parameters"] == nil {
+	if got := value(t, exec(t, sb, "help(double)")).(string); !strings.HasPrefix(got, "double(") {
 		t.Errorf("help(double): %v", got)
 	}
 	guide := value(t, exec(t, sb, "help()")).(string)

@@ -138,6 +138,11 @@ type Config struct {
 	Hooks []Hook `koanf:"-"`
 	// Logger receives the host's logs; nil discards them (Go API only).
 	Logger hclog.Logger `koanf:"-"`
+	// Notify receives what a person waiting for New should hear: that the
+	// first start prepares the Python runtime (a few seconds, once), that a
+	// bridge is slow to start. nil says nothing (Go API only; the command
+	// line prints them on stderr).
+	Notify func(msg string) `koanf:"-"`
 }
 
 // Mount maps a host directory into the sandbox at /mnt/<target>.

@@ -40,6 +40,7 @@ type Sandbox struct {
 
 	pkgs      *packages.Store // nil without packages
 	pkgSource packages.Source
+	dryRun    bool // Check: look, write nothing
 }
 
 // New starts a sandbox as cfg says and waits until it is ready. A
@@ -101,6 +102,7 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 		Env:      cfg.Env,
 		Globals:  cfg.Globals,
 		Logger:   s.log,
+		Notify:   cfg.Notify,
 	}
 	if opts.CacheDir != "" {
 		if opts.CacheDir, err = filepath.Abs(opts.CacheDir); err != nil {
@@ -144,8 +146,8 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 		if opts.Workspace, err = filepath.Abs(cfg.OutputDir); err != nil {
 			return opts, err
 		}
-		if err := os.MkdirAll(opts.Workspace, 0o755); err != nil {
-			return opts, configErrorf("output directory: %w", err)
+		if err := outputDir(opts.Workspace); err != nil {
+			return opts, &ConfigError{&KeyError{Key: "output_dir", Message: err.Error()}}
 		}
 	} else {
 		opts.Workspace = filepath.Join(s.tempDir, "workspace")
@@ -157,9 +159,9 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 	if err := os.Mkdir(opts.FilesDir, 0o700); err != nil {
 		return opts, err
 	}
-	for _, f := range cfg.Files {
+	for i, f := range cfg.Files {
 		if err := copyFile(f, filepath.Join(opts.FilesDir, filepath.Base(f))); err != nil {
-			return opts, configErrorf("input file: %w", err)
+			return opts, &ConfigError{&KeyError{Key: index("files", i), Message: "input file: " + err.Error()}}
 		}
 	}
 	roots := []fsRoot{{prefix: "/workspace", dir: opts.Workspace}, {prefix: "/files", dir: opts.FilesDir}}
@@ -171,7 +173,7 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 			return opts, err
 		}
 		if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
-			return opts, configErrorf("mount %q: source %s is not a directory", t, m.Source)
+			return opts, &ConfigError{&KeyError{Key: entry("mount", t), Message: fmt.Sprintf("source %s is not a directory", m.Source)}}
 		}
 		opts.Mounts = append(opts.Mounts, sandbox.Mount{Target: target, Source: src, ReadOnly: m.ReadOnly()})
 		roots = append(roots, fsRoot{prefix: target, dir: src, readOnly: m.ReadOnly()})
@@ -328,4 +330,32 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 
 func configErrorf(format string, args ...any) error {
 	return &ConfigError{fmt.Errorf(format, args...)}
+}
+
+// outputDir makes sure dir can back /workspace: an existing directory the
+// host can write to, or a new one in an existing directory (a missing
+// parent is a mistake more often than a wish: it is not created).
+func outputDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, perr := os.Stat(filepath.Dir(dir)); perr != nil {
+			return fmt.Errorf("%s: its parent %s does not exist (create it first)", dir, filepath.Dir(dir))
+		}
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return err
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	f, err := os.CreateTemp(dir, ".parselbox-probe-")
+	if err != nil {
+		return fmt.Errorf("%s is not a directory parselbox can write to: %w", dir, errors.Unwrap(err))
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }

@@ -12,6 +12,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/parselbox/parselbox/host/sandbox"
 )
 
 // MCPPlugin is the plugin that serves an MCP server as a namespace: the
@@ -110,10 +112,38 @@ func (s *Sandbox) mcpBridges() (map[string]BridgeConfig, error) {
 		if err != nil {
 			return nil, m.problem(err)
 		}
+		if m.srv.Type == "stdio" && !s.dryRun {
+			home, err := s.mcpHome(ns)
+			if err != nil {
+				return nil, err
+			}
+			config["home"] = home
+		}
 		owners[ns] = m
 		out[ns] = BridgeConfig{Plugin: MCPPlugin, Config: config}
 	}
 	return out, nil
+}
+
+// mcpHome is the private, writable HOME (and npm cache) of the stdio MCP
+// server of namespace ns, under the cache directory: made, 0700.
+func (s *Sandbox) mcpHome(ns string) (string, error) {
+	dir := s.cfg.CacheDir
+	if dir == "" {
+		d, err := sandbox.DefaultCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("the MCP servers' home: %w", err)
+		}
+		dir = d
+	}
+	home, err := filepath.Abs(filepath.Join(dir, "mcp-home", ns))
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return "", fmt.Errorf("the MCP server's home: %w", err)
+	}
+	return home, nil
 }
 
 // entryConfig is the mcpproxy bridge's configuration: the entry as JSON

@@ -48,7 +48,9 @@ func TestMCPBridges(t *testing.T) {
     "off": {"command": "nope", "disabled": true}
   }
 }`), 0o644)
+	cache := t.TempDir()
 	s := &Sandbox{cfg: Config{
+		CacheDir:   cache,
 		MCP:        path,
 		MCPServers: map[string]MCPServer{"legacy": {Type: "sse", URL: "http://127.0.0.1:1/sse"}},
 		Bridges:    map[string]BridgeConfig{"other": {Plugin: "x"}},
@@ -60,9 +62,11 @@ func TestMCPBridges(t *testing.T) {
 	want := map[string]BridgeConfig{
 		"everything": {Plugin: MCPPlugin, Config: map[string]any{
 			"name": "everything", "type": "stdio", "command": "npx",
-			"args": []any{"-y", "@modelcontextprotocol/server-everything"}, "env": map[string]any{"K": "v"}}},
+			"args": []any{"-y", "@modelcontextprotocol/server-everything"}, "env": map[string]any{"K": "v"},
+			"home": filepath.Join(cache, "mcp-home", "everything")}},
 		"local_tool": {Plugin: MCPPlugin, Config: map[string]any{
-			"name": "local-tool", "type": "stdio", "command": filepath.Join(dir, "bin/tool")}},
+			"name": "local-tool", "type": "stdio", "command": filepath.Join(dir, "bin/tool"),
+			"home": filepath.Join(cache, "mcp-home", "local_tool")}},
 		"remote": {Plugin: MCPPlugin, Config: map[string]any{
 			"name": "remote", "type": "http", "url": "https://h/mcp", "headers": map[string]any{"Authorization": "Bearer x"}}},
 		"legacy": {Plugin: MCPPlugin, Config: map[string]any{

@@ -187,8 +187,8 @@ func TestPluginBridge(t *testing.T) {
 		{"tp.scan(depth=5, sector='beta')", map[string]any{"sector": "beta", "depth": 5.0, "encrypt": true}},
 		{"tp()", 200.0},
 		{"tp(3)", 300.0},
-		{"help(tp.scan)['signature']", "scan(sector='alpha', depth=3, encrypt=True)"},
-		{"help(tp.scan)['parameters']['properties']['sector']['default']", "alpha"},
+		{"help(tp.scan).splitlines()[0]", "tp.scan(sector: str = 'alpha', depth: int = 3, encrypt: bool = True) -> dict"},
+		{"sbx.inspect('tp.scan')['tp.scan']['parameters']['properties']['sector']['default']", "alpha"},
 	} {
 		if diff := cmp.Diff(tc.want, value(t, exec(t, sb, tc.code))); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tc.code, diff)

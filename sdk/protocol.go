@@ -41,7 +41,15 @@ type (
 	// returns it; a bridge's Configure returns it for its own checks, and
 	// the host reports it with the file and line of the key.
 	ConfigError = protocol.ConfigError
+	// DeclineError is what Decline returns.
+	DeclineError = protocol.DeclineError
 )
+
+// Decline is what a bridge's Configure returns when the bridge will not
+// serve in this host, for a reason that is no configuration mistake: the
+// host leaves the bridge's namespace out (it does not show up in the
+// sandbox), logs reason, and starts without it.
+func Decline(reason string) error { return &protocol.DeclineError{Reason: reason} }
 
 // The codes and the Python exceptions they become in the sandbox.
 const (

@@ -37,8 +37,7 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, "Usage: parselbox doctor [flags]\n\nSays which kernel layers (Landlock, seccomp, no_new_privs, an unprivileged\nuser, a cgroup) confine a sandbox of this configuration and why any does not,\nthen checks them on a confined process. Exit status 1 if a layer is required\nbut unavailable, or did not hold.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	flags := newSandboxFlags(fs)
-	asJSON := fs.Bool("json", false, "print the report as JSON")
+	flags, asJSON := newDoctorFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return exitOK
@@ -108,4 +107,9 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "\nPROBLEM:", r.Problem)
 	}
 	return status
+}
+
+// newDoctorFlags defines doctor's flags: the sandbox's, and --json.
+func newDoctorFlags(fs *pflag.FlagSet) (*configFlags, *bool) {
+	return newSandboxFlags(fs), fs.Bool("json", false, "print the report as JSON")
 }

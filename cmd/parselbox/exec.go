@@ -37,12 +37,17 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintln(stderr, "parselbox exec:", err)
 		return exitUsage
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "parselbox exec: expected exactly one CODE argument (use - to read stdin)")
-		fs.Usage()
+	code, err := oneArg(fs)
+	if err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		fmt.Fprintln(stderr, "parselbox exec:", err)
+		if errors.Is(err, errArgCount) {
+			fs.Usage()
+		}
 		return exitUsage
 	}
-	code := fs.Arg(0)
 	if code == "-" {
 		b, err := io.ReadAll(stdin)
 		if err != nil {
@@ -58,6 +63,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	cfg := file.Config
 	cfg.Logger = newLogger(stderr, flags.verbose)
+	cfg.Notify = notifier(stderr)
 
 	sb, err := host.New(ctx, *cfg)
 	if err != nil {
@@ -84,6 +90,27 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return exitRaised
 	}
 	return exitOK
+}
+
+var errArgCount = errors.New("expected exactly one CODE argument (use - to read stdin)")
+
+// oneArg is the one positional argument of fs, parsed with flags before it
+// (CODE may start with "-", so the first argument that is not a flag is
+// CODE) and after it (`exec 'x' --timeout 5`).
+func oneArg(fs *pflag.FlagSet) (string, error) {
+	if fs.NArg() == 0 {
+		return "", errArgCount
+	}
+	code := fs.Arg(0)
+	if rest := fs.Args()[1:]; len(rest) > 0 {
+		if err := fs.Parse(rest); err != nil {
+			return "", err
+		}
+		if fs.NArg() > 0 {
+			return "", errArgCount
+		}
+	}
+	return code, nil
 }
 
 // isConfigError tells configuration mistakes (exit 2) from host failures.

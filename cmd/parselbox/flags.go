@@ -206,7 +206,8 @@ func (f *configFlags) flagOf(path []string) string {
 	return "a flag"
 }
 
-// parseMount parses SRC:DST[:ro|rw]; DST defaults to the base name of SRC.
+// parseMount parses SRC:DST[:ro|rw]; DST (NAME or /mnt/NAME, mounted at
+// /mnt/NAME) defaults to the base name of SRC.
 func parseMount(spec string) (string, host.Mount, error) {
 	parts := strings.Split(spec, ":")
 	m := host.Mount{Mode: "ro"}
@@ -227,7 +228,11 @@ func parseMount(spec string) (string, host.Mount, error) {
 	}
 	target := ""
 	if len(parts) == 2 {
-		target = strings.Trim(parts[1], "/")
+		// The sandbox path /mnt/NAME names the target as well as NAME.
+		target = strings.TrimPrefix(strings.Trim(parts[1], "/"), "mnt/")
+		if target == "mnt" {
+			return "", m, fmt.Errorf("--mount: DST is a name under /mnt: SRC:NAME or SRC:/mnt/NAME, got %q", spec)
+		}
 	}
 	if target == "" {
 		target = filepath.Base(strings.TrimRight(m.Source, "/"))

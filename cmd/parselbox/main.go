@@ -2,9 +2,12 @@
 //
 //	parselbox [flags]             serve MCP over stdio or streamable HTTP (--transport http)
 //	parselbox exec [flags] CODE   run CODE (or - for stdin) and print the result as JSON
-//	parselbox plugins             list bridge plugins and their sha256
+//	parselbox repl [flags]        an interactive Python session in one sandbox
+//	parselbox check [flags]       check a configuration and resolve its plugins; start nothing
+//	parselbox plugins [flags]     list bridge plugins and their sha256
 //	parselbox doctor [flags]      which kernel layers confine the sandbox, and why any does not
-//	parselbox version             print versions
+//	parselbox version             print the versions of parselbox and of its runtime
+//	parselbox completion SHELL    print a completion script for bash, zsh or fish
 //
 // See README.md for the flags and the configuration file.
 package main
@@ -17,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/hashicorp/go-hclog"
@@ -34,18 +38,32 @@ const (
 var version = "0.1.0-dev"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if len(os.Args) > 1 && os.Args[1] == "repl" {
+		sigs = sigs[1:] // Ctrl-C interrupts the REPL's code, not the REPL
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if _, err := envLogLevel(); err != nil {
+		fmt.Fprintln(stderr, "parselbox:", err)
+		return exitUsage
+	}
 	if len(args) == 0 || (strings.HasPrefix(args[0], "-") && !isHelp(args[0]) && !isVersion(args[0])) {
 		return runServe(ctx, args, stdin, stdout, stderr)
 	}
 	switch args[0] {
 	case "exec":
 		return runExec(ctx, args[1:], stdin, stdout, stderr)
+	case "repl":
+		return runRepl(ctx, args[1:], stdin, stdout, stderr)
+	case "completion":
+		return runCompletion(args[1:], stdout, stderr)
+	case "check":
+		return runCheck(args[1:], stdout, stderr)
 	case "plugins":
 		return runPlugins(args[1:], stdout, stderr)
 	case "doctor":
@@ -53,8 +71,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "packages":
 		return runPackages(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":
-		fmt.Fprintf(stdout, "parselbox %s\n", version)
-		return exitOK
+		return runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		usage(stdout)
 		fmt.Fprint(stdout, "\nFlags of the MCP server (parselbox [flags]):\n")
@@ -76,12 +93,21 @@ func usage(w io.Writer) {
                                 or streamable HTTP (--transport http, at /mcp)
   parselbox exec [flags] CODE   run Python CODE (- reads it from stdin) in a fresh sandbox;
                                 prints {output, stdout, stderr, error, files} as JSON
-  parselbox plugins             list the bridge plugins found, with their sha256
+  parselbox repl [flags]        an interactive Python session in one sandbox, kept across
+                                inputs (:help in it; Ctrl-C interrupts, Ctrl-D exits)
+  parselbox check [flags] [FILE]
+                                check a configuration (and the flags over it) and resolve
+                                its plugins with their sha256; starts nothing; exit 0 or 2
+  parselbox plugins [--config FILE]
+                                list the bridge plugins found, with their sha256 (and the
+                                configuration's bridges)
   parselbox doctor [flags]      which kernel layers confine the sandbox here, and why any does not
   parselbox packages fetch [--index URL] [--dir DIR] NAMES...
                                 download Python packages with their dependencies into DIR, a
                                 Pyodide index to use as package_index on a host without the internet
-  parselbox version             print the version
+  parselbox version             print the versions: parselbox, its module and commit, Go, and
+                                the runtime's Deno, Pyodide and just-bash
+  parselbox completion SHELL    print a completion script for bash, zsh or fish
 
 Run 'parselbox -h' or 'parselbox exec -h' for the flags.
 `)
@@ -97,10 +123,37 @@ func newLogger(w io.Writer, verbose bool) hclog.Logger {
 	if verbose {
 		level = hclog.Debug
 	}
-	if l := os.Getenv("PARSELBOX_LOG_LEVEL"); l != "" {
-		level = hclog.LevelFromString(l)
+	if l, _ := envLogLevel(); l != hclog.NoLevel {
+		level = l
 	}
 	return hclog.New(&hclog.LoggerOptions{Name: "parselbox", Level: level, Output: w})
+}
+
+// notifier writes what a person waiting should hear (host.Config.Notify)
+// to stderr, one line each: stdout is for results and MCP.
+func notifier(stderr io.Writer) func(string) {
+	var mu sync.Mutex
+	return func(msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintln(stderr, "parselbox:", msg)
+	}
+}
+
+// logLevelEnv sets the level of the logs on stderr.
+const logLevelEnv = "PARSELBOX_LOG_LEVEL"
+
+// envLogLevel is the level $PARSELBOX_LOG_LEVEL sets, hclog.NoLevel when
+// it is unset or empty, and an error when it names no level.
+func envLogLevel() (hclog.Level, error) {
+	s := os.Getenv(logLevelEnv)
+	if strings.TrimSpace(s) == "" {
+		return hclog.NoLevel, nil
+	}
+	if l := hclog.LevelFromString(s); l != hclog.NoLevel {
+		return l, nil
+	}
+	return hclog.NoLevel, fmt.Errorf("$%s: must be trace, debug, info, warn, error or off, got %q", logLevelEnv, s)
 }
 
 // usageError marks errors that are the user's input.

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/pflag"
 
 	"github.com/parselbox/parselbox/host"
@@ -54,6 +56,19 @@ func TestExecExitStatus(t *testing.T) {
 	}
 }
 
+// Flags may follow CODE as well as precede it.
+func TestExecFlagsAfterCode(t *testing.T) {
+	t.Parallel()
+	code, res, stderr := runCLI(t, "", "exec", "import os\nos.environ['WHO']", "--env", "WHO=ada", "--timeout", "5")
+	if code != exitOK || string(res.Output) != `"ada"` {
+		t.Errorf("exit %d, %+v, stderr %s", code, res, stderr)
+	}
+	code, _, stderr = runCLI(t, "", "exec", "1", "--nope")
+	if code != exitUsage || !strings.Contains(stderr, "unknown flag: --nope") {
+		t.Errorf("unknown flag after CODE: exit %d, stderr %s", code, stderr)
+	}
+}
+
 func TestExecUsageErrors(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -63,20 +78,21 @@ func TestExecUsageErrors(t *testing.T) {
 		args []string
 		want string // in stderr: the problem itself, not just any usage error
 	}{
-		"no code":        {[]string{"exec"}, "expected exactly one CODE argument"},
-		"two codes":      {[]string{"exec", "1", "2"}, "expected exactly one CODE argument"},
-		"unknown flag":   {[]string{"exec", "--nope", "1"}, "unknown flag: --nope"},
-		"bad env":        {[]string{"exec", "--env", "NOEQUALS", "1"}, `--env: expected KEY=VALUE, got "NOEQUALS"`},
-		"bad mount":      {[]string{"exec", "--mount", "a:b:c:d", "1"}, `--mount: expected SRC:DST[:ro|rw], got "a:b:c:d"`},
-		"missing mount":  {[]string{"exec", "--mount", "/nonexistent/dir:data", "1"}, "source /nonexistent/dir is not a directory"},
-		"bad config":     {[]string{"exec", "--config", bad, "1"}, `bad.hcl:2: unknown key "netwrok" (did you mean "network"?)`},
-		"bad memory":     {[]string{"exec", "--memory", "0", "1"}, "--memory: memory: must be a whole number of MB from 1 to 4096 (the 32-bit WebAssembly limit), got 0"},
-		"bad allow-net":  {[]string{"exec", "--allow-net", "nohostport", "1"}, `--allow-net: allow_net[0]: must be "host:port" with a port from 1 to 65535, got "nohostport"`},
-		"bad host":       {[]string{"exec", "--allow-net", "exa mple.com:443", "1"}, `got "exa mple.com:443"`},
-		"memory > wasm":  {[]string{"exec", "--memory", "5000", "1"}, "--memory: memory: must be a whole number of MB from 1 to 4096 (the 32-bit WebAssembly limit), got 5000"},
-		"bad env name":   {[]string{"exec", "--env", "B-AD=1", "1"}, `--env: env "B-AD": variable name must be letters, digits and _, not starting with a digit`},
-		"unknown cmd":    {[]string{"frobnicate"}, `unknown command "frobnicate"`},
-		"missing config": {[]string{"exec", "--config", filepath.Join(dir, "none.hcl"), "1"}, "none.hcl: no such file or directory"},
+		"no code":          {[]string{"exec"}, "expected exactly one CODE argument"},
+		"two codes":        {[]string{"exec", "1", "2"}, "expected exactly one CODE argument"},
+		"code, flag, code": {[]string{"exec", "1", "--timeout", "5", "2"}, "expected exactly one CODE argument"},
+		"unknown flag":     {[]string{"exec", "--nope", "1"}, "unknown flag: --nope"},
+		"bad env":          {[]string{"exec", "--env", "NOEQUALS", "1"}, `--env: expected KEY=VALUE, got "NOEQUALS"`},
+		"bad mount":        {[]string{"exec", "--mount", "a:b:c:d", "1"}, `--mount: expected SRC:DST[:ro|rw], got "a:b:c:d"`},
+		"missing mount":    {[]string{"exec", "--mount", "/nonexistent/dir:data", "1"}, "source /nonexistent/dir is not a directory"},
+		"bad config":       {[]string{"exec", "--config", bad, "1"}, `bad.hcl:2: unknown key "netwrok" (did you mean "network"?)`},
+		"bad memory":       {[]string{"exec", "--memory", "0", "1"}, "--memory: memory: must be a whole number of MB from 1 to 4096 (the 32-bit WebAssembly limit), got 0"},
+		"bad allow-net":    {[]string{"exec", "--allow-net", "nohostport", "1"}, `--allow-net: allow_net[0]: must be "host:port" with a port from 1 to 65535, got "nohostport"`},
+		"bad host":         {[]string{"exec", "--allow-net", "exa mple.com:443", "1"}, `got "exa mple.com:443"`},
+		"memory > wasm":    {[]string{"exec", "--memory", "5000", "1"}, "--memory: memory: must be a whole number of MB from 1 to 4096 (the 32-bit WebAssembly limit), got 5000"},
+		"bad env name":     {[]string{"exec", "--env", "B-AD=1", "1"}, `--env: env "B-AD": variable name must be letters, digits and _, not starting with a digit`},
+		"unknown cmd":      {[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		"missing config":   {[]string{"exec", "--config", filepath.Join(dir, "none.hcl"), "1"}, "none.hcl: no such file or directory"},
 	} {
 		code, _, stderr := runCLI(t, "", tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
@@ -171,8 +187,27 @@ func TestExecFilesAndMounts(t *testing.T) {
 func TestVersion(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	if code := run(t.Context(), []string{"version"}, nil, &out, &out); code != 0 || !strings.HasPrefix(out.String(), "parselbox ") {
+	rt := testenv.Runtime(t)
+	if code := run(t.Context(), []string{"version", "--runtime-dir", rt.Dir}, nil, &out, &out); code != 0 || !strings.HasPrefix(out.String(), "parselbox "+version+"\n") {
 		t.Errorf("version: %d %q", code, out.String())
+	}
+	// The runtime's versions, as runtime/package.json pins them.
+	var pkg struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	b, _ := os.ReadFile(filepath.Join(rt.Dir, "package.json"))
+	if err := json.Unmarshal(b, &pkg); err != nil {
+		t.Fatal(err)
+	}
+	for name, dep := range map[string]string{"deno": "@deno/linux-x64-glibc", "pyodide": "pyodide", "just-bash": "just-bash"} {
+		if want := fmt.Sprintf("  %-10s %s\n", name, pkg.Dependencies[dep]); pkg.Dependencies[dep] == "" || !strings.Contains(out.String(), want) {
+			t.Errorf("version lacks %q:\n%s", want, out.String())
+		}
+	}
+	for _, row := range []string{"  module     github.com/parselbox/parselbox", "  commit     ", "  go         go1."} {
+		if !strings.Contains(out.String(), row) {
+			t.Errorf("version lacks %q:\n%s", row, out.String())
+		}
 	}
 }
 
@@ -285,5 +320,38 @@ func TestBridgeConfigErrorNamesTheLine(t *testing.T) {
 	}
 	if want := `bridge "sh": ` + cfg + `:4: config.timeout: `; !strings.Contains(stderr, want) {
 		t.Errorf("stderr %q does not contain %q", stderr, want)
+	}
+	// The refusal is said once: stopping the plugin that refused is no
+	// error of its own.
+	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); len(lines) != 1 {
+		t.Errorf("stderr has %d lines, want the one error:\n%s", len(lines), stderr)
+	}
+}
+
+// A mount whose source is no directory is placed at its line.
+func TestBadMountSourceNamesTheLine(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "p.hcl")
+	os.WriteFile(cfg, []byte("memory = 256\nmount \"ref\" {\n  source = \"./missing\"\n}\n"), 0o644)
+	code, _, stderr := runCLI(t, "", "exec", "--config", cfg, "1")
+	want := cfg + `:2: mount "ref": source ` + filepath.Join(dir, "missing") + " is not a directory\n"
+	if code != exitUsage || stderr != "parselbox exec: "+want {
+		t.Errorf("exit %d, stderr %q; want 2, %q", code, stderr, want)
+	}
+}
+
+// A level that names no level is an error, not silently the default.
+func TestLogLevelEnv(t *testing.T) {
+	t.Setenv(logLevelEnv, "loud")
+	var out, errb bytes.Buffer
+	code := run(t.Context(), []string{"exec", "1"}, nil, &out, &errb)
+	want := "parselbox: $PARSELBOX_LOG_LEVEL: must be trace, debug, info, warn, error or off, got \"loud\"\n"
+	if code != exitUsage || errb.String() != want || out.Len() != 0 {
+		t.Errorf("exit %d, stderr %q, stdout %q; want exit 2, %q", code, errb.String(), out.String(), want)
+	}
+	t.Setenv(logLevelEnv, "DEBUG")
+	if l, err := envLogLevel(); err != nil || l != hclog.Debug {
+		t.Errorf("DEBUG: %v, %v", l, err)
 	}
 }

@@ -62,6 +62,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		log.SetLevel(hclog.Info) // say where MCP is served
 	}
 	file.Config.Logger = log
+	file.Config.Notify = notifier(stderr)
 	srv, err := mcpserver.New(options(file, log))
 	if err != nil {
 		fmt.Fprintln(stderr, "parselbox:", file.Locate(err))

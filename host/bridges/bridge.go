@@ -417,6 +417,10 @@ func (b *bridge) launch(ctx context.Context) (*instance, error) {
 		if errors.Is(err, wire.ErrUnavailable) {
 			return nil, fmt.Errorf("plugin %s exited while being configured: %w", path, err)
 		}
+		var de *sdk.DeclineError
+		if errors.As(err, &de) {
+			return nil, de // no mistake of the configuration's
+		}
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, configError(err))
 	}
 	b.setSecrets(creq.Secrets())

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin/runner"
@@ -36,6 +37,7 @@ type process struct {
 	stderr io.ReadCloser
 	exited chan struct{} // closed once the process has exited and is reaped
 	state  string        // how it exited ("signal: killed", "exit status 2")
+	killed atomic.Bool   // the host killed it (Kill): its end is no error
 }
 
 func newProcess(logger hclog.Logger, path, dir string) *process {
@@ -89,6 +91,12 @@ func (p *process) Wait(context.Context) error {
 	}
 	p.mu.Unlock()
 	close(p.exited)
+	if err != nil && p.killed.Load() {
+		// Stopped on purpose (it refused its configuration, the host
+		// closes): go-plugin would log an ERROR for it.
+		p.logger.Debug("plugin process stopped", logKeyPath, p.path, "state", p.exitState())
+		return nil
+	}
 	return err
 }
 
@@ -99,6 +107,7 @@ func (p *process) Kill(context.Context) error {
 	pg := p.pg
 	p.mu.Unlock()
 	if pg != nil {
+		p.killed.Store(true)
 		pg.Kill()
 	}
 	return nil

@@ -99,3 +99,5 @@
 // `server = { ... }`. Zero turns a limit off; a key left out, or set to
 // null, keeps its default.
 package config
+
+//go:generate go run ./schemagen ../.. ../../parselbox.schema.json

@@ -107,6 +107,7 @@ func (s *Server) RunHTTP(ctx context.Context, ln net.Listener) error {
 			return fmt.Errorf("listening on %s: %w (set --auth-token or PARSELBOX_AUTH_TOKEN)", addr, ErrNeedToken)
 		}
 	}
+	s.sweepSessionDirs()
 	if err := s.pool.warm(ctx); err != nil {
 		ln.Close()
 		return fmt.Errorf("starting the sandbox: %w", err)

@@ -8,9 +8,11 @@ import (
 	"go/parser"
 	"go/token"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -27,6 +29,11 @@ import (
 func TestHTTPIsolation(t *testing.T) {
 	t.Parallel()
 	out := t.TempDir()
+	// What a server killed before it could clean up left: the empty
+	// directory goes, the one with files stays.
+	os.Mkdir(filepath.Join(out, "session-EMPTY"), 0o755)
+	os.MkdirAll(filepath.Join(out, "session-KEPT"), 0o755)
+	os.WriteFile(filepath.Join(out, "session-KEPT", "k.txt"), []byte("k"), 0o644)
 	srv := newServer(t, Options{Settings: with(func(s *Settings) { s.PoolSize = 1 }), Config: host.Config{OutputDir: out}})
 	url := startHTTP(t, srv)
 	ca, recA := newClient(nil)
@@ -34,6 +41,14 @@ func TestHTTPIsolation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// (Served: the start is over.)
+	if _, err := os.Stat(filepath.Join(out, "session-EMPTY")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("an empty session directory left behind survived the start: %v", err)
+	}
+	if err := os.Remove(filepath.Join(out, "session-KEPT", "k.txt")); err != nil {
+		t.Errorf("a session directory with files was touched: %v", err)
+	}
+	os.Remove(filepath.Join(out, "session-KEPT"))
 	cb, _ := newClient(nil)
 	b, err := connectHTTP(t, url, "", cb)
 	if err != nil {
@@ -76,6 +91,20 @@ func TestHTTPIsolation(t *testing.T) {
 	b.Close()
 	waitFor(t, 10*time.Second, "the session's end", func() bool { return srv.SessionCount() == 1 })
 	waitFor(t, 10*time.Second, "the sandbox's end", func() bool { return syscall.Kill(pid, 0) != nil })
+	// b wrote nothing: its directory is gone; and once the server closes,
+	// so are those of the pooled sandboxes no session took.
+	srv.Close()
+	dirs, _ := filepath.Glob(filepath.Join(out, "session-*"))
+	if len(dirs) != 1 || filepath.Dir(filepath.Dir(must(filepath.Glob(filepath.Join(out, "session-*", "a.txt")))[0])) != out {
+		t.Errorf("session directories left under %s: %v, want a's only", out, dirs)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 // sessionOf finds the server side of an HTTP client session.

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -87,7 +89,12 @@ func (s *Server) boot(ctx context.Context, perSession bool) (*box, error) {
 		cfg.Hooks = append(slices.Clone(cfg.Hooks), b.ap)
 	}
 	if perSession && cfg.OutputDir != "" {
-		b.dir = filepath.Join(cfg.OutputDir, "session-"+rand.Text()[:12])
+		// The sessions' parent is made here (not its own parent: a
+		// missing one is a mistake the host reports).
+		if err := os.Mkdir(cfg.OutputDir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, &host.ConfigError{Err: fmt.Errorf("output directory: %w", err)}
+		}
+		b.dir = filepath.Join(cfg.OutputDir, sessionDirPrefix+rand.Text()[:12])
 		cfg.OutputDir = b.dir
 	}
 	sb, err := host.New(ctx, cfg)
@@ -106,6 +113,25 @@ func (s *Server) boot(ctx context.Context, perSession bool) (*box, error) {
 		}
 	}
 	return b, nil
+}
+
+// sessionDirPrefix starts the name of a session's directory under
+// Config.OutputDir.
+const sessionDirPrefix = "session-"
+
+// sweepSessionDirs removes the empty session directories that a server
+// which did not close (killed, crashed) left under Config.OutputDir; a
+// session's directory is otherwise removed with it when it holds nothing.
+func (s *Server) sweepSessionDirs() {
+	if s.opts.Config.OutputDir == "" {
+		return
+	}
+	dirs, _ := filepath.Glob(filepath.Join(s.opts.Config.OutputDir, sessionDirPrefix+"*"))
+	for _, d := range dirs {
+		if os.Remove(d) == nil {
+			s.log.Debug("removed an empty session directory left behind", "dir", d)
+		}
+	}
 }
 
 // warmUp is what a pooled sandbox runs before a session takes it: it

@@ -60,7 +60,7 @@ func (r *Router) help(ctx context.Context, path string) (any, error) {
 	c := ns.catalog(ctx, discoveryAge)
 	if name, ok := c.alias[rest]; ok {
 		if tools, subs := c.children(rest); len(tools)+len(subs) == 0 {
-			return toolDoc(path, c.tools[name]), nil
+			return map[string]string{"tool": toolHelp(path, c.tools[name])}, nil
 		}
 	}
 	tools, subs := c.children(rest)
@@ -91,7 +91,15 @@ func (c *catalog) writeTree(b *strings.Builder, prefix, indent string) {
 	i := 0
 	for _, t := range tools {
 		i++
-		b.WriteString(indent + connector(i == n) + t + "()\n")
+		path := t
+		if prefix != "" {
+			path = prefix + "." + t
+		}
+		line := indent + connector(i == n) + Signature(t, c.tools[c.alias[path]])
+		if d := firstLine(c.tools[c.alias[path]].Description); d != "" {
+			line += "  # " + d
+		}
+		b.WriteString(line + "\n")
 	}
 	for _, s := range subs {
 		i++
@@ -115,49 +123,52 @@ func connector(last bool) string {
 	return "├── "
 }
 
-// toolDoc is what help(ns.tool) and sbx.inspect return for the tool at a
-// Python path: its description, Python signature ("fire(power=100,
-// target=None)": defaults shown as Python values), parameters (the JSON
-// Schema, defaults included) and output.
+// toolHelp is help(ns.tool): the signature line (with the full path),
+// the description, the parameters' own descriptions, and where the JSON
+// Schemas are.
+func toolHelp(path string, t *sdk.ToolInfo) string {
+	var b strings.Builder
+	b.WriteString(Signature(path, t) + "\n")
+	if d := strings.TrimSpace(t.Description); d != "" {
+		b.WriteString("\n" + d + "\n")
+	}
+	if docs := ParamDocs(t); len(docs) > 0 {
+		b.WriteString("\nParameters:\n")
+		for _, d := range docs {
+			b.WriteString("  " + d + "\n")
+		}
+	}
+	b.WriteString("\nCall it as " + path + "(...), or " + path + ".task(...) for a background Task; " +
+		"sbx.inspect(" + pyString(path) + ") gives the JSON Schemas of its parameters and output.")
+	return b.String()
+}
+
+// maxSummary bounds the description shown next to a tool in help(ns).
+const maxSummary = 100
+
+// firstLine is the first line of a description, cut to maxSummary
+// characters.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	s = strings.TrimSpace(s)
+	if r := []rune(s); len(r) > maxSummary {
+		s = strings.TrimSpace(string(r[:maxSummary-1])) + "…"
+	}
+	return s
+}
+
+// toolDoc is what sbx.inspect returns for the tool at a
+// Python path: its description, Python signature (Signature:
+// "fire(target: str, power: int = 100)"), parameters (the JSON Schema,
+// defaults included) and output.
 func toolDoc(path string, t *sdk.ToolInfo) map[string]any {
 	doc := map[string]any{
 		"description": t.Description,
-		"signature":   signature(path[strings.LastIndex(path, ".")+1:], t),
+		"signature":   Signature(path[strings.LastIndex(path, ".")+1:], t),
 		"parameters":  rawOrEmptyObject(t.InputSchema),
 		"output":      cleanOutput(t.OutputSchema),
 	}
 	return doc
-}
-
-// signature renders a tool's parameters as a Python signature: a required
-// parameter by its name, one with a default as name=default, another
-// optional one as name=None, and a variadic last one as *name.
-func signature(name string, t *sdk.ToolInfo) string {
-	var s struct {
-		Properties map[string]struct {
-			Default json.RawMessage `json:"default"`
-		} `json:"properties"`
-		Required []string `json:"required"`
-	}
-	_ = json.Unmarshal(t.InputSchema, &s)
-	params := t.Params
-	if params == nil {
-		params = slices.Sorted(maps.Keys(s.Properties))
-	}
-	parts := make([]string, 0, len(params))
-	for i, p := range params {
-		switch prop := s.Properties[p]; {
-		case t.Variadic && i == len(params)-1:
-			parts = append(parts, "*"+p)
-		case prop.Default != nil:
-			parts = append(parts, p+"="+pyLiteral(prop.Default))
-		case slices.Contains(s.Required, p):
-			parts = append(parts, p)
-		default:
-			parts = append(parts, p+"=None")
-		}
-	}
-	return name + "(" + strings.Join(parts, ", ") + ")"
 }
 
 // pyLiteral writes a JSON value as a Python literal: True, None, 'text',

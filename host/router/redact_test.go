@@ -144,14 +144,18 @@ func TestSignature(t *testing.T) {
 		tool sdk.ToolInfo
 		want string
 	}{
-		{sdk.ToolInfo{Name: "scan", Params: []string{"sector"}, InputSchema: json.RawMessage(`{"properties":{"sector":{"default":"alpha"}}}`)}, "scan(sector='alpha')"},
-		{sdk.ToolInfo{Name: "fire", Params: []string{"target", "power"}, InputSchema: json.RawMessage(`{"properties":{"target":{},"power":{"default":100}},"required":["target"]}`)}, "fire(target, power=100)"},
-		{sdk.ToolInfo{Name: "broadcast", Params: []string{"msg", "encrypt", "to"}, InputSchema: json.RawMessage(`{"properties":{"msg":{},"encrypt":{"default":true},"to":{}},"required":["msg"]}`)}, "broadcast(msg, encrypt=True, to=None)"},
-		{sdk.ToolInfo{Name: "sum", Params: []string{"label", "xs"}, Variadic: true, InputSchema: json.RawMessage(`{"properties":{"label":{},"xs":{}},"required":["label"]}`)}, "sum(label, *xs)"},
-		{sdk.ToolInfo{Name: "q", Params: []string{"o"}, InputSchema: json.RawMessage(`{"properties":{"o":{"default":{"k":[null,false,"it's"]}}}}`)}, `q(o={'k': [None, False, 'it\'s']})`},
+		{sdk.ToolInfo{Name: "scan", Params: []string{"sector"}, InputSchema: json.RawMessage(`{"properties":{"sector":{"default":"alpha"}}}`)}, "scan(sector = 'alpha')"},
+		{sdk.ToolInfo{Name: "fire", Params: []string{"target", "power"}, InputSchema: json.RawMessage(`{"properties":{"target":{"type":"string"},"power":{"type":"integer","default":100}},"required":["target"]}`)}, "fire(target: str, power: int = 100)"},
+		{sdk.ToolInfo{Name: "broadcast", Params: []string{"msg", "encrypt", "to"}, InputSchema: json.RawMessage(`{"properties":{"msg":{"type":"string"},"encrypt":{"type":"boolean","default":true},"to":{"type":["string","null"]}},"required":["msg"]}`)}, "broadcast(msg: str, encrypt: bool = True, to: str | None = None)"},
+		{sdk.ToolInfo{Name: "sum", Params: []string{"label", "xs"}, Variadic: true, InputSchema: json.RawMessage(`{"properties":{"label":{"type":"string"},"xs":{"type":"array","items":{"type":"number"}}},"required":["label"]}`)}, "sum(label: str, *xs: float)"},
+		{sdk.ToolInfo{Name: "q", Params: []string{"o"}, InputSchema: json.RawMessage(`{"properties":{"o":{"type":"object","default":{"k":[null,false,"it's"]}}}}`)}, `q(o: dict = {'k': [None, False, 'it\'s']})`},
+		{sdk.ToolInfo{Name: "pick", Params: []string{"mode", "ids"}, InputSchema: json.RawMessage(`{"properties":{"mode":{"enum":["a","b"]},"ids":{"type":"array","items":{"anyOf":[{"type":"integer"},{"type":"string"}]}}},"required":["mode","ids"]}`),
+			OutputSchema: json.RawMessage(`{"type":"object","properties":{"result":{"type":"array","items":{"type":"string"}}}}`)}, "pick(mode: Literal['a', 'b'], ids: list[int | str]) -> list[str]"},
+		{sdk.ToolInfo{Name: "find", OutputSchema: json.RawMessage(`{"type":["null","array"],"items":{"type":"string"}}`)}, "find() -> list[str] | None"},
+		{sdk.ToolInfo{Name: "get", InputSchema: json.RawMessage(`{"properties":{"b":{"type":"integer"},"a":{}},"required":["a","b"]}`), OutputSchema: json.RawMessage(`{"type":"object","properties":{"x":{}}}`)}, "get(a, b: int) -> dict"},
 	} {
-		if got := signature(tc.tool.Name, &tc.tool); got != tc.want {
-			t.Errorf("signature = %s, want %s", got, tc.want)
+		if got := Signature(tc.tool.Name, &tc.tool); got != tc.want {
+			t.Errorf("Signature = %s, want %s", got, tc.want)
 		}
 	}
 }
@@ -165,7 +169,7 @@ func TestToolkitSkipsHooks(t *testing.T) {
 	if got, err := serve(t, r, "call", `{"path":"sbx.help"}`); err != nil || got != `"the guide"` {
 		t.Errorf("sbx.help = %s, %v", got, err)
 	}
-	if got, err := serve(t, r, "call", `{"path":"sbx.inspect","args":["echo.say",["echo.deep"]]}`); err != nil || !strings.Contains(got, `"echo.deep":{"methods":["ping"]`) || !strings.Contains(got, `"signature":"say(text=None, times=None)"`) {
+	if got, err := serve(t, r, "call", `{"path":"sbx.inspect","args":["echo.say",["echo.deep"]]}`); err != nil || !strings.Contains(got, `"echo.deep":{"methods":["ping"]`) || !strings.Contains(got, `"signature":"say(text: str = None, times: int = None) -\u003e str"`) {
 		t.Errorf("sbx.inspect = %s, %v", got, err)
 	}
 	if len(h.calls) != 0 {

@@ -73,6 +73,9 @@ type namespace struct {
 	// their catalog is described again when stale. Other bridges are
 	// described once.
 	dynamic bool
+	// plugin: a plugin bridge (not an MCP server, not a Go value); kind
+	// becomes the plugin's own name.
+	plugin bool
 	// builtin is the router's own sbx: its calls are discovery, not tool
 	// calls, and hooks do not see them.
 	builtin bool
@@ -203,7 +206,7 @@ func (r *Router) Add(ctx context.Context, name, kind string, b sdk.BridgeServer)
 	if !identifier.MatchString(name) {
 		return fmt.Errorf("namespace %q is not a Python identifier", name)
 	}
-	ns := &namespace{name: name, kind: kind, bridge: b, dynamic: kind == "mcp"}
+	ns := &namespace{name: name, kind: kind, bridge: b, dynamic: kind == "mcp", plugin: kind == "plugin"}
 	if s, ok := b.(Secrets); ok {
 		ns.secrets = s.Redactor
 	}

@@ -179,20 +179,24 @@ func TestHelpTree(t *testing.T) {
 	want := `Description: Echoes.
 
 Methods:
-├── say()
+├── say(text: str = None, times: int = None) -> str  # Says it.
 ├── deep
 │   ├── ping()
 │   └── er
-│       └── probe()
+│       └── probe(x = None)
 └── get_user
-    └── v2()`
+    └── v2()  # Not an identifier.`
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("tree (-want +got):\n%s", diff)
 	}
 	doc, _ := r.help(t.Context(), "echo.say")
-	m := doc.(map[string]any)
-	if m["description"] != "Says it." || !cmp.Equal(m["output"], map[string]any{"type": "string"}) {
-		t.Errorf("tool doc: %v", m)
+	wantDoc := map[string]string{"tool": `echo.say(text: str = None, times: int = None) -> str
+
+Says it.
+
+Call it as echo.say(...), or echo.say.task(...) for a background Task; sbx.inspect('echo.say') gives the JSON Schemas of its parameters and output.`}
+	if diff := cmp.Diff(wantDoc, doc); diff != "" {
+		t.Errorf("tool doc (-want +got):\n%s", diff)
 	}
 	if sub, _ := r.help(t.Context(), "echo.deep.er"); !strings.HasPrefix(sub.(string), "Description: Deeper.") {
 		t.Errorf("nested namespace doc: %v", sub)
@@ -206,7 +210,7 @@ func TestSearchAndInspect(t *testing.T) {
 	t.Parallel()
 	r, _ := echoRouter(t, Options{})
 	got := r.search(t.Context(), "SAYS")
-	want := map[string][]map[string]string{"echo (echo)": {{"path": "echo.say", "description": "Says it."}}}
+	want := map[string][]map[string]any{"echo (echo)": {{"path": "echo.say", "description": "Says it."}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("search (-want +got):\n%s", diff)
 	}
@@ -440,5 +444,53 @@ func TestReservedToolNames(t *testing.T) {
 		if got, err := serve(t, r, "call", `{"path":"`+path+`"}`); err != nil || got != want {
 			t.Errorf("%s: %s %v, want %s", path, got, err, want)
 		}
+	}
+}
+
+// sbx.search adds what a plugin bridge's own search finds (the GraphQL
+// bridge finds a mutation by a name that is no tool's).
+func TestSearchAsksTheBridgesOwnSearch(t *testing.T) {
+	t.Parallel()
+	desc := &sdk.Description{Name: "graphql", Tools: []sdk.ToolInfo{
+		{Name: "graphql", Description: "Run a query.", Params: []string{"query"}, InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`)},
+		{Name: "search", Description: "Find operations.", Params: []string{"pattern"}, InputSchema: json.RawMessage(`{"type":"object","properties":{"pattern":{"type":"string"}},"required":["pattern"]}`)},
+	}}
+	var asked []string
+	var mu sync.Mutex
+	b := &fakeBridge{desc: desc, call: func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		mu.Lock()
+		asked = append(asked, req.Name+" "+string(req.Arguments))
+		mu.Unlock()
+		if strings.Contains(string(req.Arguments), "createUser") {
+			return &sdk.CallToolResult{Content: json.RawMessage(`[{"name":"createUser","type":"mutation"}]`)}, nil
+		}
+		return &sdk.CallToolResult{Content: json.RawMessage(`[]`)}, nil
+	}}
+	r := New(Options{TaskDir: t.TempDir()})
+	if err := r.Add(t.Context(), "gql", "plugin", b); err != nil {
+		t.Fatal(err)
+	}
+	// An MCP server's tool named search is not called: it may do anything.
+	mcp := &fakeBridge{desc: desc, call: func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		t.Error("an MCP server's search was called")
+		return &sdk.CallToolResult{Content: json.RawMessage(`[]`)}, nil
+	}}
+	if err := r.Add(t.Context(), "web", "mcp", mcp); err != nil {
+		t.Fatal(err)
+	}
+	got := r.search(t.Context(), "createUser")
+	want := map[string][]map[string]any{"gql (graphql)": {{
+		"path": "gql.search", "description": "what gql.search('createUser') finds",
+		"results": []any{map[string]any{"name": "createUser", "type": "mutation"}},
+	}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("search (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{`search {"pattern":"createUser"}`}, asked); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	// Nothing found by either: no entry.
+	if got := r.search(t.Context(), "nothing-here"); len(got) != 0 {
+		t.Errorf("search for nothing: %v", got)
 	}
 }

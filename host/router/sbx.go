@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/parselbox/parselbox/sdk"
 )
@@ -36,7 +38,7 @@ func newToolkit(r *Router) *sdk.Bridge {
 	add(&sdk.Tool{Name: "info", Description: "What this sandbox has: namespaces, globals, mounts, network and limits. Start here."},
 		r.info)
 	add(&sdk.Tool{Name: "search", Params: []string{"pattern"},
-		Description: "Find tools across all namespaces by a regular expression (or plain text) matched against path, description and parameters."},
+		Description: "Find tools across all namespaces by a regular expression (or plain text) matched against path, description and parameters; namespaces with a search of their own (REST operations, GraphQL queries and mutations) add what it finds."},
 		r.search)
 	add(&sdk.Tool{Name: "inspect", Params: []string{"names"},
 		Description: "Details of tools or namespaces by dotted name: description, parameters (JSON Schema) and output."},
@@ -93,10 +95,15 @@ func (r *Router) info() map[string]any {
 }
 
 // search is sbx.search(pattern): tools whose path, description or
-// parameters match, grouped by namespace. The pattern is a case-insensitive
-// regular expression, or plain text when it does not compile.
-func (r *Router) search(ctx context.Context, pattern string) map[string][]map[string]string {
-	out := map[string][]map[string]string{}
+// parameters match, grouped by namespace; and, for a plugin bridge with a
+// search tool of its own (the REST bridge's operations, the GraphQL
+// bridge's queries and mutations), what that search finds for pattern,
+// as one more entry: {"path": "gql.search", "description": ..., "results":
+// [...]}. The pattern is a case-insensitive regular expression, or plain
+// text when it does not compile. (MCP servers' and Go values' tools named
+// search are not called: they may do anything.)
+func (r *Router) search(ctx context.Context, pattern string) map[string][]map[string]any {
+	out := map[string][]map[string]any{}
 	if strings.TrimSpace(pattern) == "" {
 		return out
 	}
@@ -107,7 +114,9 @@ func (r *Router) search(ctx context.Context, pattern string) map[string][]map[st
 	r.mu.RLock()
 	order := append([]string(nil), r.order...)
 	r.mu.RUnlock()
-	for _, name := range order {
+	own := make([]map[string]any, len(order))
+	var wg sync.WaitGroup
+	for i, name := range order {
 		if name == "sbx" {
 			continue
 		}
@@ -121,11 +130,50 @@ func (r *Router) search(ctx context.Context, pattern string) map[string][]map[st
 			path := joinPath(name, py)
 			hay := path + " " + t.Description + " " + strings.Join(t.Params, " ") + " " + t.Name
 			if re.MatchString(hay) {
-				out[key] = append(out[key], map[string]string{"path": path, "description": firstChars(t.Description, 120)})
+				out[key] = append(out[key], map[string]any{"path": path, "description": firstChars(t.Description, 120)})
 			}
+		}
+		if _, ok := c.alias["search"]; ok && ns.plugin {
+			wg.Go(func() { own[i] = r.bridgeSearch(ctx, name, pattern) })
+		}
+	}
+	wg.Wait()
+	for i, name := range order {
+		if own[i] != nil {
+			r.mu.RLock()
+			key := fmt.Sprintf("%s (%s)", name, r.namespaces[name].kind)
+			r.mu.RUnlock()
+			out[key] = append(out[key], own[i])
 		}
 	}
 	return out
+}
+
+// bridgeSearchTimeout bounds one bridge's own search within sbx.search.
+const bridgeSearchTimeout = 15 * time.Second
+
+// bridgeSearch is what the search tool of namespace name finds for
+// pattern: nil when it finds nothing or fails (sbx.search is best effort:
+// the namespace's own search, called directly, says why it failed).
+func (r *Router) bridgeSearch(ctx context.Context, name, pattern string) map[string]any {
+	ctx, cancel := context.WithTimeout(ctx, bridgeSearchTimeout)
+	defer cancel()
+	arg, _ := json.Marshal(pattern)
+	path := name + ".search"
+	raw, err := r.call(ctx, &callParams{Path: path, Args: []json.RawMessage{arg}})
+	if err != nil {
+		r.log.Debug("a bridge's own search failed within sbx.search", "namespace", name, "error", err)
+		return nil
+	}
+	var results []any
+	if json.Unmarshal(raw, &results) != nil || len(results) == 0 {
+		return nil
+	}
+	return map[string]any{
+		"path":        path,
+		"description": fmt.Sprintf("what %s(%s) finds", path, pyString(pattern)),
+		"results":     results,
+	}
 }
 
 // inspect is sbx.inspect(*names).

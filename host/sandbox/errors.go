@@ -11,6 +11,9 @@ var (
 	ErrExited = errors.New("sandbox process exited")
 
 	errExitedBeforeReady = errors.New("sandbox exited before becoming ready")
+	// errSnapshotUnusable: the process was given the snapshot and ended
+	// before it said that the snapshot was restored.
+	errSnapshotUnusable = errors.New("the Pyodide memory snapshot did not load")
 )
 
 // Error types of failures that the host reports in Result.Error, next to

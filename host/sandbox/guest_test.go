@@ -526,7 +526,7 @@ out`)
 		"/workspace": []any{"PermissionError", "EPERM", "Operation not permitted"},
 		"/files":     []any{"PermissionError", "EPERM", "Operation not permitted"},
 		"/mnt/rw":    []any{"PermissionError", "EPERM", "Operation not permitted"},
-		"/mnt/ro":    []any{"PermissionError", "EACCES", "Permission denied"},
+		"/mnt/ro":    []any{"OSError", "EROFS", "Read-only file system"},
 		"a":          "0o100755",
 	}
 	if diff := cmp.Diff(want, output(t, r)); diff != "" {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -70,11 +71,15 @@ type process struct {
 	ctx    context.Context // cancelled when the process has exited
 	cancel context.CancelFunc
 
-	ready   chan ReadyInfo
-	exited  chan struct{} // closed once the process is reaped
-	exitErr error
-	stderr  *tailBuffer
-	guard   *confine.Guard
+	ready chan ReadyInfo
+	// restoring: the process was given a snapshot to load; restored: it
+	// said it did. A boot that fails between the two blames the snapshot.
+	restoring bool
+	restored  atomic.Bool
+	exited    chan struct{} // closed once the process is reaped
+	exitErr   error
+	stderr    *tailBuffer
+	guard     *confine.Guard
 }
 
 // protocolLimits bound what crosses the channel.
@@ -123,19 +128,20 @@ func spawn(spec spawnSpec) (*process, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &process{
-		log:     spec.log,
-		handler: spec.handler,
-		limits:  spec.limits,
-		stdin:   stdin,
-		ctl:     ctlW,
-		pending: make(map[int64]chan *message),
-		serving: make(map[int64]context.CancelFunc),
-		ctx:     ctx,
-		cancel:  cancel,
-		ready:   make(chan ReadyInfo, 1),
-		exited:  make(chan struct{}),
-		stderr:  newTailBuffer(16 << 10),
-		guard:   guard,
+		log:       spec.log,
+		handler:   spec.handler,
+		limits:    spec.limits,
+		stdin:     stdin,
+		ctl:       ctlW,
+		pending:   make(map[int64]chan *message),
+		serving:   make(map[int64]context.CancelFunc),
+		ctx:       ctx,
+		cancel:    cancel,
+		ready:     make(chan ReadyInfo, 1),
+		restoring: spec.init.Snapshot != "" && !spec.init.MakeSnapshot,
+		exited:    make(chan struct{}),
+		stderr:    newTailBuffer(16 << 10),
+		guard:     guard,
 	}
 	// Its own process group, killed with the host (procgroup).
 	p.group, err = procgroup.Start(cmd)
@@ -195,12 +201,28 @@ func (p *process) waitReady(ctx context.Context) (ReadyInfo, error) {
 	case info := <-p.ready:
 		return info, nil
 	case <-p.exited:
-		return ReadyInfo{}, fmt.Errorf("%w (%s): %s", errExitedBeforeReady, p.exitStatus(), p.stderr.String())
+		err := fmt.Errorf("%w (%s): %s", errExitedBeforeReady, p.exitStatus(), bootFailure(p.stderr.String()))
+		if p.restoring && !p.restored.Load() {
+			err = fmt.Errorf("%w: %w", errSnapshotUnusable, err)
+		}
+		return ReadyInfo{}, err
 	case <-ctx.Done():
 		p.kill(killClose)
 		<-p.exited
 		return ReadyInfo{}, fmt.Errorf("sandbox did not become ready: %w; stderr: %s", ctx.Err(), p.stderr.String())
 	}
+}
+
+// bootFailure is what the runner said when its boot failed (its
+// "boot failed: " line, the first line of the cause), or the tail of
+// stderr when it said nothing of the kind.
+func bootFailure(stderr string) string {
+	for line := range strings.Lines(stderr) {
+		if cause, ok := strings.CutPrefix(strings.TrimSpace(line), "boot failed: "); ok {
+			return cause
+		}
+	}
+	return stderr
 }
 
 // exitStatus describes how the process ended, once it has.
@@ -436,6 +458,8 @@ func (p *process) notification(method string, params json.RawMessage) {
 		case p.ready <- info:
 		default: // only the first counts
 		}
+	case "restored":
+		p.restored.Store(true)
 	case "cancel":
 		// The sandbox gave up on some of its requests (it was interrupted).
 		var ids struct {

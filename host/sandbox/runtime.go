@@ -95,3 +95,20 @@ func loadRuntime(dir string) (*Runtime, error) {
 // pyodideFiles are the data files Pyodide reads at run time; the sandbox may
 // read these and nothing else of the runtime (modules are imported statically).
 var pyodideFiles = []string{"pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"}
+
+// PackageVersion is the version of an npm package of the runtime
+// ("pyodide", "just-bash", "@deno/linux-x64-glibc") from its package.json,
+// "" when it is not installed.
+func (rt *Runtime) PackageVersion(name string) string {
+	b, err := os.ReadFile(filepath.Join(rt.Dir, "node_modules", filepath.FromSlash(name), "package.json"))
+	if err != nil {
+		return ""
+	}
+	var pkg struct {
+		Version string `json:"version"`
+	}
+	if json.Unmarshal(b, &pkg) != nil {
+		return ""
+	}
+	return pkg.Version
+}

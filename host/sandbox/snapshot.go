@@ -37,7 +37,7 @@ func snapshotPath(cacheDir string, rt *Runtime, pk *Packages) string {
 //
 // With packages to preload (pk.Preload), the snapshot has them imported:
 // its process sees pk.Dir read-only at PackagesPath, as the sandboxes do.
-func ensureSnapshot(ctx context.Context, log hclog.Logger, cacheDir, runnerDir string, rt *Runtime, pk *Packages) (string, error) {
+func ensureSnapshot(ctx context.Context, log hclog.Logger, notify func(string), cacheDir, runnerDir string, rt *Runtime, pk *Packages) (string, error) {
 	path := snapshotPath(cacheDir, rt, pk)
 	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
 		return path, nil
@@ -60,6 +60,9 @@ func ensureSnapshot(ctx context.Context, log hclog.Logger, cacheDir, runnerDir s
 	}
 
 	start := time.Now()
+	if notify != nil {
+		notify("preparing the Python runtime (once, a few seconds; the next starts take under a second)...")
+	}
 	tmp := path + ".tmp-" + fmt.Sprint(os.Getpid())
 	defer os.Remove(tmp)
 	perms := permissions{
@@ -119,5 +122,8 @@ func ensureSnapshot(ctx context.Context, log hclog.Logger, cacheDir, runnerDir s
 		}
 	}
 	log.Info("built the Pyodide memory snapshot", "path", path, "duration", time.Since(start).Round(time.Millisecond))
+	if notify != nil {
+		notify(fmt.Sprintf("the Python runtime is ready (%s)", time.Since(start).Round(100*time.Millisecond)))
+	}
 	return path, nil
 }

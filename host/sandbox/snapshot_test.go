@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/parselbox/parselbox/host/sandbox"
@@ -29,7 +30,13 @@ func TestSnapshotLifecycle(t *testing.T) {
 	stale := filepath.Join(cache, "snapshots", "pyodide-0.0.1-0123456789abcdef.snap")
 	os.WriteFile(stale, []byte("an old snapshot"), 0o600)
 
-	first := start(t, sandbox.Options{CacheDir: cache})
+	var notes []string
+	note := func(m string) { notes = append(notes, m) } // called during Start only
+	first := start(t, sandbox.Options{CacheDir: cache, Notify: note})
+	if len(notes) != 2 || !strings.HasPrefix(notes[0], "preparing the Python runtime (once, a few seconds") ||
+		!strings.HasPrefix(notes[1], "the Python runtime is ready (") {
+		t.Errorf("what the first start said: %q", notes)
+	}
 	if !first.Ready().Snapshot {
 		t.Fatal("first start did not boot from the snapshot it built")
 	}
@@ -40,7 +47,11 @@ func TestSnapshotLifecycle(t *testing.T) {
 	built, _ := os.Stat(snaps[0])
 	first.Close()
 
-	second := start(t, sandbox.Options{CacheDir: cache})
+	notes = nil
+	second := start(t, sandbox.Options{CacheDir: cache, Notify: note})
+	if len(notes) != 0 {
+		t.Errorf("the second start said: %q", notes)
+	}
 	if !second.Ready().Snapshot {
 		t.Error("second start did not load the snapshot")
 	}
@@ -76,4 +87,35 @@ func TestColdBoot(t *testing.T) {
 		t.Errorf("cold boot exec: %v", got)
 	}
 	_ = testenv.Runtime
+}
+
+// TestBootFailureKeepsSnapshot: a start that fails after the snapshot
+// loaded (here, a workspace the runner cannot mount) says why, once, and
+// leaves the shared snapshot alone (no removal, no rebuild).
+func TestBootFailureKeepsSnapshot(t *testing.T) {
+	t.Parallel()
+	cache := testenv.CacheDir(t)
+	start(t, sandbox.Options{CacheDir: cache}).Close() // the snapshot exists
+	snaps := snapshots(t, cache)
+	if len(snaps) != 1 {
+		t.Fatalf("snapshots: %v", snaps)
+	}
+	before, _ := os.Stat(snaps[0])
+
+	rt, err := sandbox.FindRuntime(testenv.Runtime(t).Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = sandbox.Start(t.Context(), sandbox.Options{Runtime: rt, CacheDir: cache, Workspace: "/proc/1", Logger: testenv.Logger(t)})
+	if err == nil {
+		t.Fatal("a sandbox started with /proc/1 as its workspace")
+	}
+	if msg := err.Error(); !strings.Contains(msg, "sandbox exited before becoming ready (exit status 1): file system error E") ||
+		strings.Contains(msg, "snapshot") || strings.Contains(msg, "[object Object]") {
+		t.Errorf("error: %v", err)
+	}
+	after, err := os.Stat(snaps[0])
+	if err != nil || !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("the snapshot was removed or rebuilt: %v", err)
+	}
 }

@@ -53,6 +53,9 @@ type Options struct {
 	Handler Handler
 	// Logger receives the sandbox's logs; nil discards them.
 	Logger hclog.Logger
+	// Notify, if set, is told what a person waiting should hear: that the
+	// snapshot is being built (the first start), and when it is done.
+	Notify func(msg string)
 	// Grace is how long an interrupted execution has to stop before the
 	// process is killed and restarted. Zero means 5 s.
 	Grace time.Duration
@@ -193,7 +196,7 @@ func Start(ctx context.Context, opts Options) (*Supervisor, error) {
 		}
 	}
 	if opts.CacheDir == "" {
-		d, err := defaultCacheDir()
+		d, err := DefaultCacheDir()
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: no cache directory: %w", err)
 		}
@@ -215,20 +218,21 @@ func Start(ctx context.Context, opts Options) (*Supervisor, error) {
 		return nil, err
 	}
 	if !opts.NoSnapshot {
-		s.snapshot, err = ensureSnapshot(ctx, s.log, opts.CacheDir, s.runnerDir, opts.Runtime, opts.Packages)
+		s.snapshot, err = ensureSnapshot(ctx, s.log, opts.Notify, opts.CacheDir, s.runnerDir, opts.Runtime, opts.Packages)
 		if err != nil {
 			// Loud, not fatal: a cold boot works, only slower.
 			s.log.Error("no Pyodide memory snapshot: every start boots cold (~5 s)", "error", err)
 		}
 	}
 	p, info, err := s.boot(ctx)
-	if errors.Is(err, errExitedBeforeReady) && s.snapshot != "" {
-		// A snapshot that does not boot (truncated, or from an incompatible
-		// build) is rebuilt once, loudly. (A start that was cancelled or too
-		// slow says nothing about the snapshot, which others may be using.)
+	if errors.Is(err, errSnapshotUnusable) {
+		// A snapshot that does not load (truncated, or from an incompatible
+		// build) is rebuilt once, loudly. (A start that failed after the
+		// snapshot loaded, was cancelled or was too slow says nothing about
+		// the snapshot, which others may be using: it is left alone.)
 		s.log.Error("booting from the snapshot failed; rebuilding it", "snapshot", s.snapshot, "error", err)
 		_ = os.Remove(s.snapshot)
-		if s.snapshot, err = ensureSnapshot(ctx, s.log, opts.CacheDir, s.runnerDir, opts.Runtime, opts.Packages); err != nil {
+		if s.snapshot, err = ensureSnapshot(ctx, s.log, opts.Notify, opts.CacheDir, s.runnerDir, opts.Runtime, opts.Packages); err != nil {
 			return nil, fmt.Errorf("rebuilding the snapshot: %w", err)
 		}
 		p, info, err = s.boot(ctx)
@@ -890,12 +894,9 @@ func denoEnv(cacheDir string) []string {
 	}
 }
 
-// defaultCacheDir is the user cache directory's parselbox folder.
-// DefaultCacheDir is the cache directory used when Options.CacheDir is
-// empty.
-func DefaultCacheDir() (string, error) { return defaultCacheDir() }
-
-func defaultCacheDir() (string, error) {
+// DefaultCacheDir is the user cache directory's parselbox folder, used
+// when Options.CacheDir is empty.
+func DefaultCacheDir() (string, error) {
 	d, err := os.UserCacheDir()
 	if err != nil {
 		return "", err

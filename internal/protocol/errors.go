@@ -152,3 +152,14 @@ func (e *ConfigError) Error() string {
 	}
 	return e.Key + ": " + e.Message
 }
+
+// DeclineError is a bridge's answer to Configure when it will not serve in
+// this host at all, for a reason that is nobody's mistake (an MCP server
+// that turns out to be this very Parselbox): the host leaves its namespace
+// out, logs Reason, and goes on. It crosses the protocol as the gRPC code
+// FailedPrecondition with Reason as the message.
+type DeclineError struct {
+	Reason string
+}
+
+func (e *DeclineError) Error() string { return "the bridge declined to serve: " + e.Reason }

@@ -225,6 +225,8 @@ func (c *Client) rpcError(ctx context.Context, op string, err error) error {
 	}
 	st, _ := status.FromError(err)
 	switch {
+	case st.Code() == codes.FailedPrecondition && len(st.Details()) == 0:
+		return &protocol.DeclineError{Reason: st.Message()}
 	case st.Code() == codes.Unavailable || c.done.Err() != nil:
 		return fmt.Errorf("%s: %w (%s)", op, ErrUnavailable, st.Message())
 	case ctx.Err() != nil && (st.Code() == codes.Canceled || st.Code() == codes.DeadlineExceeded):

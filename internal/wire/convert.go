@@ -122,6 +122,10 @@ func validUTF8(s string) string {
 // the error, so that a failure reported by a bridge is never mistaken for a
 // transport failure (Unavailable, Canceled) of the connection.
 func errorStatus(err error) error {
+	var de *protocol.DeclineError
+	if errors.As(err, &de) {
+		return status.New(codes.FailedPrecondition, validUTF8(de.Reason)).Err()
+	}
 	var ce *protocol.ConfigError
 	if errors.As(err, &ce) {
 		st := status.New(codes.Unknown, validUTF8(ce.Error()))

@@ -46,6 +46,11 @@ type serverConfig struct {
 	Command string            `json:"command"`
 	Args    []string          `json:"args"`
 	Env     map[string]string `json:"env"`
+	// Home is a private, writable directory that becomes a stdio server's
+	// HOME, with npm's cache in it (npm_config_cache=HOME/.npm), unless
+	// Env sets them: without it, `npx` falls back to a cache it may not
+	// write. The host sets it under its cache directory.
+	Home string `json:"home"`
 
 	// URL and Headers reach an HTTP server.
 	URL     string            `json:"url"`
@@ -177,13 +182,18 @@ func safeURLs(msg string) string {
 }
 
 // environ is a stdio server's whole environment: PATH (sdk.DefaultPath unless
-// the entry sets it), the entry's env, and ProbeEnv=1.
+// the entry sets it), HOME and npm_config_cache from Home, the entry's env
+// (which wins), and ProbeEnv=1.
 func (c *serverConfig) environ() []string {
 	// When the command is an absolute path, its directory comes first (so
 	// that `#!/usr/bin/env node` finds the node next to an npx).
 	env := map[string]string{"PATH": sdk.DefaultPath}
 	if filepath.IsAbs(c.Command) {
 		env["PATH"] = filepath.Dir(c.Command) + string(filepath.ListSeparator) + sdk.DefaultPath
+	}
+	if c.Home != "" {
+		env["HOME"] = c.Home
+		env["npm_config_cache"] = filepath.Join(c.Home, ".npm")
 	}
 	for k, v := range c.Env {
 		env[k] = v

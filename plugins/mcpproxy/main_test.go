@@ -196,17 +196,25 @@ func goServer(t *testing.T, mode string) map[string]any {
 // startProxy serves a proxy for the server cfg in-process, configured.
 func startProxy(t *testing.T, cfg map[string]any) (*sdktest.Client, *proxy) {
 	t.Helper()
+	c, p, err := configureProxy(t, cfg)
+	if err != nil {
+		t.Fatalf("Configure: %v", err)
+	}
+	return c, p
+}
+
+// configureProxy is startProxy returning Configure's error (through the
+// gRPC harness, as the host gets it).
+func configureProxy(t *testing.T, cfg map[string]any) (*sdktest.Client, *proxy, error) {
+	t.Helper()
 	p := newProxy(sdktest.Logger(t))
 	c := sdktest.NewHarness(t, p)
 	raw, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Configure(t.Context(), &sdk.ConfigureRequest{Config: raw}); err != nil {
-		t.Fatalf("Configure: %v", err)
-	}
 	t.Cleanup(func() { _ = p.shutdown(context.Background()) })
-	return c, p
+	return c, p, c.Configure(t.Context(), &sdk.ConfigureRequest{Config: raw})
 }
 
 // callResult calls a tool and returns its value, or fails the test.

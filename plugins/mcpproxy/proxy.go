@@ -91,6 +91,14 @@ func (p *proxy) configure(ctx context.Context, req *sdk.ConfigureRequest) error 
 	p.connMu.Lock()
 	defer p.connMu.Unlock()
 	_, _ = p.connect(ctx)
+	p.mu.Lock()
+	skipped, why := p.skipped, p.down
+	p.mu.Unlock()
+	if skipped {
+		// The loopback guard: the server is Parselbox itself. The host
+		// leaves the namespace out altogether.
+		return sdk.Decline(fmt.Sprintf("MCP server %q is Parselbox itself: %s", cfg.Name, why))
+	}
 	return nil
 }
 

@@ -204,11 +204,15 @@ func TestCancel(t *testing.T) {
 }
 
 // TestLoopbackProbe: a stdio server that exits 0 at once (as parselbox
-// does when PARSELBOX_MCP_PROBE is set) leaves the namespace without tools
-// and says why; it is not started again.
+// does when PARSELBOX_MCP_PROBE is set) makes the bridge decline (the host
+// leaves the namespace out), saying why; it is not started again.
 func TestLoopbackProbe(t *testing.T) {
 	t.Parallel()
-	c, p := startProxy(t, goServer(t, "probe"))
+	c, p, err := configureProxy(t, goServer(t, "probe"))
+	var de *sdk.DeclineError
+	if !errors.As(err, &de) || !strings.Contains(de.Reason, `MCP server "go-probe" is Parselbox itself`) || !strings.Contains(de.Reason, ProbeEnv) {
+		t.Fatalf("Configure: %v, want a DeclineError", err)
+	}
 	d, err := c.Describe(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -240,7 +244,11 @@ func TestLoopbackName(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			c, _ := startProxy(t, cfg)
+			c, _, err := configureProxy(t, cfg)
+			var de *sdk.DeclineError
+			if !errors.As(err, &de) || !strings.Contains(de.Reason, `serverInfo.name "Parselbox"`) {
+				t.Fatalf("Configure: %v, want a DeclineError", err)
+			}
 			d, err := c.Describe(t.Context())
 			if err != nil {
 				t.Fatal(err)

@@ -19,6 +19,11 @@ const ERRNO: Record<string, number> = {
   ENOSYS: 52, EOPNOTSUPP: 138, ENOTSUP: 138, EDQUOT: 19, ESTALE: 72, EOVERFLOW: 61,
 };
 
+/** The name of an Emscripten errno number ("EACCES"), or "E?". */
+export function errnoName(n: number): string {
+  return Object.keys(ERRNO).find((k) => ERRNO[k] === n) ?? "E?";
+}
+
 export function mountHostFS(py: Any, hostfs: HostFS): void {
   const FS = py.FS;
   const Errno = FS.ErrnoError;

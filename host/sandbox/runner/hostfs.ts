@@ -12,7 +12,8 @@
 //   - Modes: every mode the sandbox sets or creates is masked with 0o755:
 //     no setuid, setgid or sticky bit, no group or world write. The roots
 //     themselves cannot be chmod-ed (EPERM).
-//   - Read-only roots refuse every change (EACCES).
+//   - Read-only roots refuse every change (EROFS, "Read-only file system",
+//     as a read-only mount does on Linux).
 //   - Quota: what the writable roots hold (counted from what is there at
 //     start) cannot grow beyond the limit: a write or truncate that would
 //     pass it fails with ENOSPC and writes nothing.
@@ -124,7 +125,7 @@ export class HostFS {
   }
 
   private writable(root: Root): void {
-    if (root.readOnly) throw new FsError("EACCES");
+    if (root.readOnly) throw new FsError("EROFS");
   }
 
   private track(root: Root, rel: string): void {

@@ -12,7 +12,7 @@
 import "./console.ts";
 import { channel } from "./channel.ts";
 import { toPython } from "./convert.ts";
-import { mountHostFS } from "./emfs.ts";
+import { errnoName, mountHostFS } from "./emfs.ts";
 import { HostFS, Root } from "./hostfs.ts";
 import { lockdown } from "./lockdown.ts";
 import { loadPython } from "./python.ts";
@@ -51,13 +51,21 @@ const EXIT_FATAL = 70;
 const collectGarbage: () => void = (globalThis as any).gc ?? (() => {});
 const bootStart = performance.now();
 
-// A boot that fails ends the process: the host reports stderr's tail.
+// A boot that fails ends the process: the host reports the "boot failed"
+// line of stderr, once.
 let booted = false;
 function failBoot(e: unknown): never {
-  const msg = String((e as Error)?.stack ?? e);
-  channel.log("error", `boot failed: ${msg}`);
-  console.error(`boot failed: ${msg}`);
+  console.error(`boot failed: ${describeBootError(e)}`);
   Deno.exit(1);
+}
+
+// describeBootError names the cause: an Error's stack, or the code of an
+// Emscripten file system error (an object that prints as [object Object]).
+function describeBootError(e: unknown): string {
+  if (e instanceof Error) return String(e.stack ?? e.message);
+  const errno = (e as Any)?.errno;
+  if (typeof errno === "number") return `file system error ${errnoName(errno)} (${errno})`;
+  return String(e);
 }
 globalThis.addEventListener("unhandledrejection", (e: PromiseRejectionEvent) => {
   e.preventDefault();
@@ -132,6 +140,8 @@ const py = await loadPython({
     }
     : undefined,
 });
+// A failure from here on is not the snapshot's: the host keeps it.
+if (init.snapshot && !init.make_snapshot) channel.notify("restored", {});
 
 // The interpreter failing fatally leaves it unusable ("Pyodide already
 // fatally failed"): tell the host, which restarts the sandbox, and exit.

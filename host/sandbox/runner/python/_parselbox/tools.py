@@ -227,14 +227,16 @@ def _help_text(path):
     except Exception:
         return header
     if _isinstance(doc, dict):
-        return doc
+        return doc.get("tool", doc)
     return header + "\n\n" + doc if doc else header
 
 
 def help(obj=None):
-    """help() returns the guide to this sandbox; help(ns) the tree of a
-    namespace's tools; help(ns.tool) a tool's description, parameters and
-    output; help(anything else) its docstring. It returns; it never prints."""
+    """help() returns the guide to this sandbox; help(ns) the namespace's
+    description and the tree of its tools, each with its signature; help(ns.tool)
+    the tool's signature line (parameters, types, defaults), then its
+    description (sbx.inspect gives the JSON Schemas); help(anything else) its
+    docstring. It returns; it never prints."""
     if obj is None:
         return host_call("call", {"path": "sbx.help", "args": [], "kwargs": {}})
     if _isinstance(obj, Namespace):

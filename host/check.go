@@ -1,0 +1,87 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/parselbox/parselbox/host/bridges"
+)
+
+// PluginCheck is what Check found for one plugin bridge: the binary that
+// would run, and its sha256.
+type PluginCheck struct {
+	// Namespace is the bridge's name in Python.
+	Namespace string
+	// Plugin is the plugin as configured ("greeter", or a path).
+	Plugin string
+	// MCP tells a bridge of an MCP server (plugin mcpproxy).
+	MCP bool
+	// Path is the binary Find resolved.
+	Path string
+	// SHA256 is the binary's digest; Pinned tells whether the configuration
+	// pins it (and it matched: a mismatch is an error).
+	SHA256 string
+	Pinned bool
+}
+
+// Check does what New does before it starts anything: Config.Validate,
+// the MCP servers' entries (the mcp.json read and checked), and each plugin
+// bridge's binary resolved in the plugin directories, with its sha256
+// checked against a pinned one. It starts nothing and writes nothing. A
+// problem is a *ConfigError (whose key errors package host/config places
+// in the file); all plugins are checked before it returns.
+func Check(cfg Config) ([]PluginCheck, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, &ConfigError{err}
+	}
+	s := &Sandbox{cfg: cfg, log: hclog.NewNullLogger(), dryRun: true}
+	all, mcp, err := s.pluginBridges()
+	if err != nil {
+		return nil, err
+	}
+	m := bridges.NewManager(bridges.Options{PluginDirs: cfg.PluginDirs})
+	var out []PluginCheck
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(all)) {
+		b := all[name]
+		_, isMCP := mcp[name]
+		c := PluginCheck{Namespace: name, Plugin: b.Plugin, MCP: isMCP, Pinned: b.SHA256 != ""}
+		path, err := m.Find(b.Plugin)
+		if err != nil {
+			errs = append(errs, &KeyError{Key: entry("bridge", name), Message: err.Error()})
+			continue
+		}
+		c.Path = path
+		if c.SHA256, err = bridges.FileSHA256(path); err != nil {
+			errs = append(errs, &KeyError{Key: entry("bridge", name), Message: err.Error()})
+			continue
+		}
+		if c.Pinned && !equalFoldHex(c.SHA256, b.SHA256) {
+			errs = append(errs, &KeyError{Key: sub(entry("bridge", name), "sha256"),
+				Message: fmt.Sprintf("%s has sha256 %s, not the pinned %s", path, c.SHA256, b.SHA256)})
+			continue
+		}
+		out = append(out, c)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return out, &ConfigError{err}
+	}
+	return out, nil
+}
+
+func equalFoldHex(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range len(a) {
+		x, y := a[i]|0x20, b[i]|0x20
+		if x != y {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,190 @@
+package router
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/parselbox/parselbox/sdk"
+)
+
+// Signature renders a tool as one line of Python for people and models to
+// read: its name, each parameter with its type and default, and what it
+// returns, from the tool's JSON Schemas:
+//
+//	graphql(query: str, variables: dict = None) -> dict
+//	scan(sector: str = 'alpha', depth: int = 3, encrypt: bool = True)
+//	sum(label: str, *xs: int)
+//
+// A required parameter has no default; an optional one without a default
+// shows "= None"; a variadic last parameter is *name with its items' type.
+// A parameter whose schema names no type has no annotation, and the return
+// type is left out when the output schema names none. help() uses it, as
+// sbx.inspect does (its "signature"); name is what the line starts with (a
+// tool's name, or its dotted path).
+func Signature(name string, t *sdk.ToolInfo) string {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	_ = json.Unmarshal(t.InputSchema, &s)
+	params := t.Params
+	if params == nil {
+		params = slices.Sorted(maps.Keys(s.Properties))
+	}
+	parts := make([]string, 0, len(params))
+	for i, p := range params {
+		prop := parseSchema(s.Properties[p])
+		switch {
+		case t.Variadic && i == len(params)-1:
+			typ := ""
+			if prop.Items != nil {
+				typ = pyType(parseSchema(prop.Items))
+			}
+			parts = append(parts, "*"+annotated(p, typ))
+		case prop.Default != nil:
+			parts = append(parts, annotated(p, pyType(prop))+" = "+pyLiteral(prop.Default))
+		case slices.Contains(s.Required, p):
+			parts = append(parts, annotated(p, pyType(prop)))
+		default:
+			parts = append(parts, annotated(p, pyType(prop))+" = None")
+		}
+	}
+	line := name + "(" + strings.Join(parts, ", ") + ")"
+	if ret := returnType(t.OutputSchema); ret != "" {
+		line += " -> " + ret
+	}
+	return line
+}
+
+// ParamDocs are the descriptions of a tool's parameters that have one, in
+// the order of the signature, as "name: description" lines.
+func ParamDocs(t *sdk.ToolInfo) []string {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	_ = json.Unmarshal(t.InputSchema, &s)
+	params := t.Params
+	if params == nil {
+		params = slices.Sorted(maps.Keys(s.Properties))
+	}
+	var out []string
+	for _, p := range params {
+		if d := strings.TrimSpace(parseSchema(s.Properties[p]).Description); d != "" {
+			out = append(out, p+": "+strings.Join(strings.Fields(d), " "))
+		}
+	}
+	return out
+}
+
+func annotated(name, typ string) string {
+	if typ == "" {
+		return name
+	}
+	return name + ": " + typ
+}
+
+// schema is the part of a JSON Schema a signature reads.
+type schema struct {
+	Type        json.RawMessage   `json:"type"` // a name or a list of names
+	Items       json.RawMessage   `json:"items"`
+	Enum        []json.RawMessage `json:"enum"`
+	AnyOf       []json.RawMessage `json:"anyOf"`
+	OneOf       []json.RawMessage `json:"oneOf"`
+	Default     json.RawMessage   `json:"default"`
+	Description string            `json:"description"`
+	Properties  map[string]any    `json:"properties"`
+}
+
+func parseSchema(raw json.RawMessage) schema {
+	var s schema
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &s)
+	}
+	return s
+}
+
+// maxLiterals is the most enum values a type spells out as Literal[...].
+const maxLiterals = 6
+
+// pyType is the Python type a schema describes: str, int, float, bool,
+// None, list[T], dict, Literal['a', 'b'] or a union of them with |; "" when
+// it names none.
+func pyType(s schema) string {
+	if n := len(s.Enum); n > 0 && n <= maxLiterals {
+		lits := make([]string, n)
+		for i, e := range s.Enum {
+			lits[i] = pyLiteral(e)
+		}
+		return "Literal[" + strings.Join(lits, ", ") + "]"
+	}
+	var alts []json.RawMessage
+	alts = append(append(alts, s.AnyOf...), s.OneOf...)
+	if len(alts) > 0 {
+		var types []string
+		for _, a := range alts {
+			t := pyType(parseSchema(a))
+			if t == "" {
+				return ""
+			}
+			if !slices.Contains(types, t) {
+				types = append(types, t)
+			}
+		}
+		return strings.Join(types, " | ")
+	}
+	var names []string
+	var one string
+	if json.Unmarshal(s.Type, &one) == nil && one != "" {
+		names = []string{one}
+	} else {
+		_ = json.Unmarshal(s.Type, &names)
+	}
+	var types []string
+	for _, n := range names {
+		t := ""
+		switch n {
+		case "string":
+			t = "str"
+		case "integer":
+			t = "int"
+		case "number":
+			t = "float"
+		case "boolean":
+			t = "bool"
+		case "null":
+			t = "None"
+		case "object":
+			t = "dict"
+		case "array":
+			t = "list"
+			if s.Items != nil {
+				if it := pyType(parseSchema(s.Items)); it != "" {
+					t = "list[" + it + "]"
+				}
+			}
+		}
+		if t != "" && !slices.Contains(types, t) {
+			types = append(types, t)
+		}
+	}
+	if i := slices.Index(types, "None"); i >= 0 && len(types) > 1 { // list[str] | None
+		types = append(slices.Delete(types, i, i+1), "None")
+	}
+	return strings.Join(types, " | ")
+}
+
+// returnType is the type of a tool's result: that of its output schema,
+// or of the schema's one "result" property (how a bridge wraps a value
+// that is not an object).
+func returnType(raw json.RawMessage) string {
+	s := parseSchema(raw)
+	if len(s.Properties) == 1 {
+		if res, ok := s.Properties["result"]; ok {
+			b, _ := json.Marshal(res)
+			return pyType(parseSchema(b))
+		}
+	}
+	return pyType(s)
+}
