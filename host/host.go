@@ -260,7 +260,9 @@ func (s *Sandbox) Execute(ctx context.Context, code string) (*Result, error) {
 				Error: &Error{Type: "PermissionError", Message: "Blocked by hook: " + err.Error()}}, nil
 		}
 	}
+	e := s.router.Begin(ctx, "", "")
 	r, err := s.sb.Exec(ctx, code, timeout)
+	e.End()
 	if err != nil {
 		return nil, err
 	}

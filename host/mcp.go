@@ -111,7 +111,7 @@ func (s *Sandbox) mcpBridges() (map[string]BridgeConfig, error) {
 			return nil, m.problem(err)
 		}
 		owners[ns] = m
-		out[ns] = BridgeConfig{Plugin: MCPPlugin, Config: config}
+		out[ns] = BridgeConfig{Plugin: MCPPlugin, Config: config, ToolPolicy: m.srv.ToolPolicy}
 	}
 	return out, nil
 }

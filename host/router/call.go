@@ -44,6 +44,14 @@ func (r *Router) call(ctx context.Context, p *callParams) (json.RawMessage, erro
 		return nil, pyErr("ValueError", "%s: %v", p.Path, err)
 	}
 	call := &Call{Path: joinPath(ns.name, tool.Name), Arguments: args, TaskID: p.TaskID}
+	if e := r.current(); e != nil && !ns.builtin {
+		if err := e.budget.take(ns.name, ns.policy); err != nil {
+			if p.TaskID != "" {
+				r.tasks.abandon(p.TaskID)
+			}
+			return nil, err
+		}
+	}
 	if h := r.opts.Hooks; h != nil && !ns.builtin {
 		if err := h.PreToolCall(ctx, call); err != nil {
 			if p.TaskID != "" {
