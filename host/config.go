@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/parselbox/parselbox/host/confine"
 	"github.com/parselbox/parselbox/host/router"
@@ -131,6 +132,17 @@ type Config struct {
 	// name. Each becomes the namespace MCPNamespace(name), served by the
 	// mcpproxy plugin.
 	MCPServers map[string]MCPServer `koanf:"mcp_server"`
+
+	// AuditLog is a file to which every execution and every tool call is
+	// appended as a line of JSON (package host/audit): ids, session,
+	// bridge, tool, duration, outcome, arguments with secrets redacted.
+	AuditLog string `koanf:"audit_log" file:"path"`
+	// OTLPEndpoint, if set, sends the same trail as OpenTelemetry spans over
+	// OTLP/HTTP ("http://127.0.0.1:4318"): the execution is the parent span,
+	// its tool calls the children.
+	OTLPEndpoint string `koanf:"otlp_endpoint"`
+	// TracerProvider, if set, receives the spans instead (Go API only).
+	TracerProvider trace.TracerProvider `koanf:"-"`
 
 	// Context holds Go values that become namespaces in the sandbox: each
 	// value's exported methods are tools (Go API only).
@@ -316,6 +328,11 @@ func (c *Config) Validate() error {
 	}{{"workspace_quota", c.WorkspaceQuota}, {"max_message_size", c.MaxMessageSize}, {"max_result_size", c.MaxResultSize}} {
 		if l.mb < 0 {
 			v.bad(l.key, "must be a whole number of MB, 0 (the default) or more, got %d", l.mb)
+		}
+	}
+	if c.OTLPEndpoint != "" {
+		if u, err := url.Parse(c.OTLPEndpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			v.bad("otlp_endpoint", "must be an http:// or https:// URL of an OTLP/HTTP receiver, got %q", c.OTLPEndpoint)
 		}
 	}
 	if _, err := confine.ParseMode(c.Confinement); err != nil {

@@ -145,7 +145,7 @@ func TestPolicyBudget(t *testing.T) {
 	if len(*called) != 2 {
 		t.Errorf("calls that reached the bridge: %v", *called)
 	}
-	e.End()
+	e.End("ok", "", "")
 	r.Begin(t.Context(), "", "")
 	if _, err := serve(t, r, "call", `{"path":"gh.list_repos"}`); err != nil {
 		t.Errorf("a new execution has a new budget: %v", err)

@@ -54,6 +54,8 @@ type Options struct {
 	// absent from discovery, and a call to it is a PermissionError that
 	// names the rule.
 	Policies map[string]Policy
+	// Recorder, if set, keeps the audit trail of executions and tool calls.
+	Recorder Recorder
 }
 
 // Router routes the sandbox's tool calls to bridges. It serves the
