@@ -26,6 +26,17 @@ func (s *Sandbox) addBridges(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	for name, b := range configs {
+		source := entry("bridge", name)
+		if _, ok := mcp[name]; ok {
+			server, _ := b.Config["name"].(string)
+			source = entry("mcp_server", server)
+		}
+		s.router.SetPolicy(name, b.ToolPolicy.routerPolicy(source))
+	}
+	for name, p := range s.cfg.ContextPolicies {
+		s.router.SetPolicy(name, p.routerPolicy(entry("context", name)))
+	}
 	for _, name := range slices.Sorted(maps.Keys(s.cfg.Context)) {
 		if _, dup := configs[name]; dup {
 			return configErrorf("%q is both a context value and a bridge", name)

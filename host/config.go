@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/parselbox/parselbox/host/confine"
+	"github.com/parselbox/parselbox/host/router"
 	"github.com/parselbox/parselbox/sdk"
 )
 
@@ -131,9 +133,23 @@ type Config struct {
 	// mcpproxy plugin.
 	MCPServers map[string]MCPServer `koanf:"mcp_server"`
 
+	// AuditLog is a file to which every execution and every tool call is
+	// appended as a line of JSON (package host/audit): ids, session,
+	// bridge, tool, duration, outcome, arguments with secrets redacted.
+	AuditLog string `koanf:"audit_log" file:"path"`
+	// OTLPEndpoint, if set, sends the same trail as OpenTelemetry spans over
+	// OTLP/HTTP ("http://127.0.0.1:4318"): the execution is the parent span,
+	// its tool calls the children.
+	OTLPEndpoint string `koanf:"otlp_endpoint"`
+	// TracerProvider, if set, receives the spans instead (Go API only).
+	TracerProvider trace.TracerProvider `koanf:"-"`
+
 	// Context holds Go values that become namespaces in the sandbox: each
 	// value's exported methods are tools (Go API only).
 	Context map[string]any `koanf:"-"`
+	// ContextPolicies limit the tools of the Context values, keyed as
+	// Context is, as ToolPolicy does for bridges (Go API only).
+	ContextPolicies map[string]ToolPolicy `koanf:"-"`
 	// Hooks observe and may refuse executions and tool calls (Go API only).
 	Hooks []Hook `koanf:"-"`
 	// Logger receives the host's logs; nil discards them (Go API only).
@@ -173,6 +189,55 @@ type BridgeConfig struct {
 	// Config resolve (a spec file, a shell's cwd). In a configuration file it
 	// defaults to the file's directory; empty is the host's working directory.
 	Dir string `koanf:"dir" file:"path"`
+	// ToolPolicy limits which of the bridge's tools the sandbox may call.
+	ToolPolicy `koanf:",squash"`
+}
+
+// ToolPolicy says which tools of a namespace (a bridge, an MCP server, a
+// Go value) the sandbox may call, and how often in one execution. A tool
+// it refuses is absent from discovery (help, dir, sbx.search,
+// sbx.inspect); calling it by its path raises PermissionError naming the
+// rule. The zero ToolPolicy allows every tool without limit.
+//
+// Patterns are globs (* matches any run of characters, dots included; ?
+// one; [a-z] a class), matched against the tool's path within the
+// namespace and its full path, as the bridge names it and as Python does:
+// deny = ["*.delete*", "admin.*"].
+type ToolPolicy struct {
+	// Allow, if set, lists the only tools that may be called.
+	Allow []string `koanf:"allow" json:"-"`
+	// Deny lists tools that may not be called; it wins over Allow.
+	Deny []string `koanf:"deny" json:"-"`
+	// AllowReadOnly keeps only the tools that declare they change nothing:
+	// an MCP tool's readOnlyHint annotation (a hint from the server you
+	// configured), or a bridge tool's sdk.Tool.ReadOnly.
+	AllowReadOnly bool `koanf:"allow_read_only" json:"-"`
+	// MaxToolCalls bounds the calls to the namespace's tools in one
+	// execution (tasks included); past it a call raises PermissionError
+	// naming this key. 0 is no bound.
+	MaxToolCalls int `koanf:"max_tool_calls" json:"-" want:"a whole number of calls, 0 (no limit) or more"`
+}
+
+// check validates the policy of the block at key.
+func (p ToolPolicy) check(key string, v *validation) {
+	for _, l := range []struct {
+		name     string
+		patterns []string
+	}{{"allow", p.Allow}, {"deny", p.Deny}} {
+		for i, pat := range l.patterns {
+			if err := router.CheckPattern(pat); err != nil {
+				v.bad(index(sub(key, l.name), i), "%v", err)
+			}
+		}
+	}
+	if p.MaxToolCalls < 0 {
+		v.bad(sub(key, "max_tool_calls"), "must be a whole number of calls, 0 (no limit) or more, got %d", p.MaxToolCalls)
+	}
+}
+
+// routerPolicy is the router's form of the policy, declared at source.
+func (p ToolPolicy) routerPolicy(source string) router.Policy {
+	return router.Policy{Allow: p.Allow, Deny: p.Deny, ReadOnly: p.AllowReadOnly, MaxCalls: p.MaxToolCalls, Source: source}
 }
 
 // MCPServer declares an MCP server whose tools become a namespace: a stdio
@@ -195,6 +260,9 @@ type MCPServer struct {
 	URL string `koanf:"url" json:"url,omitempty"`
 	// Headers are sent with every request to an HTTP server.
 	Headers map[string]string `koanf:"headers" json:"headers,omitempty"`
+	// ToolPolicy limits which of the server's tools the sandbox may call
+	// (allow_read_only: only those annotated readOnlyHint).
+	ToolPolicy `koanf:",squash" json:"-"`
 }
 
 // A KeyError is a problem with one value of a Config, found by Validate.
@@ -267,6 +335,11 @@ func (c *Config) Validate() error {
 			v.bad(l.key, "must be a whole number of MB, 0 (the default) or more, got %d", l.mb)
 		}
 	}
+	if c.OTLPEndpoint != "" {
+		if u, err := url.Parse(c.OTLPEndpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			v.bad("otlp_endpoint", "must be an http:// or https:// URL of an OTLP/HTTP receiver, got %q", c.OTLPEndpoint)
+		}
+	}
 	if _, err := confine.ParseMode(c.Confinement); err != nil {
 		v.bad("confinement", "%v", err)
 	}
@@ -296,6 +369,14 @@ func (c *Config) Validate() error {
 		for i, name := range b.Env {
 			v.envName(index(sub(key, "env"), i), name)
 		}
+		b.ToolPolicy.check(key, &v)
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.ContextPolicies)) {
+		key := entry("context", name)
+		if _, ok := c.Context[name]; !ok {
+			v.bad(key, "a tool policy for a context value that does not exist")
+		}
+		c.ContextPolicies[name].check(key, &v)
 	}
 	owner := map[string]string{} // namespace → MCP server name
 	for _, name := range slices.Sorted(maps.Keys(c.MCPServers)) {
@@ -310,6 +391,7 @@ func (c *Config) Validate() error {
 			owner[ns] = name
 		}
 		c.MCPServers[name].check(key, &v)
+		c.MCPServers[name].ToolPolicy.check(key, &v)
 	}
 	return v.err()
 }

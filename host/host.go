@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/parselbox/parselbox/host/audit"
 	"github.com/parselbox/parselbox/host/confine"
 	"github.com/parselbox/parselbox/host/packages"
 	"github.com/parselbox/parselbox/host/router"
@@ -67,12 +68,22 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	if err := s.installPackages(ctx, &opts); err != nil {
 		return nil, err
 	}
+	var recorder router.Recorder
+	if cfg.AuditLog != "" || cfg.OTLPEndpoint != "" || cfg.TracerProvider != nil {
+		trail, err := audit.Open(ctx, audit.Options{Path: cfg.AuditLog, OTLPEndpoint: cfg.OTLPEndpoint, TracerProvider: cfg.TracerProvider})
+		if err != nil {
+			return nil, &ConfigError{err}
+		}
+		s.closers = append(s.closers, trail.Close)
+		recorder = trail
+	}
 	s.router = router.New(router.Options{
-		Logger:  log,
-		TaskDir: filepath.Join(opts.Workspace, ".parselbox", "tasks"),
-		Hooks:   hookList(cfg.Hooks),
-		Guide:   s.Prompt,
-		Info:    s.info,
+		Recorder: recorder,
+		Logger:   log,
+		TaskDir:  filepath.Join(opts.Workspace, ".parselbox", "tasks"),
+		Hooks:    hookList(cfg.Hooks),
+		Guide:    s.Prompt,
+		Info:     s.info,
 	})
 	if err := s.addBridges(ctx); err != nil {
 		return nil, err
@@ -270,16 +281,34 @@ func (s *Sandbox) Execute(ctx context.Context, code string) (*Result, error) {
 			return nil, err
 		}
 	}
+	session, _ := ctx.Value(sessionKey{}).(string)
+	e := s.router.Begin(ctx, "", session)
 	r, err := s.sb.Exec(ctx, code, timeout)
-	if err != nil {
+	switch {
+	case err != nil:
+		e.End("error", "", err.Error())
 		return nil, err
+	case r.Error != nil:
+		e.End("error", r.Error.Type, r.Error.Message)
+	default:
+		e.End("ok", "", "")
 	}
+	r.ExecutionID = e.ID
 	for _, h := range s.cfg.Hooks {
 		if err := h.PostExecute(ctx, code, r); err != nil {
 			return nil, fmt.Errorf("post-execute hook: %w", err)
 		}
 	}
 	return r, nil
+}
+
+type sessionKey struct{}
+
+// WithSession returns a context whose executions (Sandbox.Execute) are
+// recorded in the audit trail as belonging to the front end's session id
+// (an MCP session's).
+func WithSession(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, sessionKey{}, id)
 }
 
 // Info describes the running sandbox.

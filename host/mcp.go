@@ -120,7 +120,7 @@ func (s *Sandbox) mcpBridges() (map[string]BridgeConfig, error) {
 			config["home"] = home
 		}
 		owners[ns] = m
-		out[ns] = BridgeConfig{Plugin: MCPPlugin, Config: config}
+		out[ns] = BridgeConfig{Plugin: MCPPlugin, Config: config, ToolPolicy: m.srv.ToolPolicy}
 	}
 	return out, nil
 }

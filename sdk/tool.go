@@ -34,6 +34,10 @@ type Tool struct {
 	// field order of the input struct for AddTool. For AddFunc it names the
 	// function's parameters (see AddFunc).
 	Params []string
+	// ReadOnly declares that the tool changes nothing outside itself (as an
+	// MCP tool's readOnlyHint does). A host configured with
+	// allow_read_only = true keeps only such tools.
+	ReadOnly bool
 }
 
 // ToolHandler runs a tool whose arguments it decodes itself (see
@@ -206,6 +210,7 @@ func (t *Tool) info() (ToolInfo, error) {
 		InputSchema:  in,
 		OutputSchema: t.OutputSchema,
 		Params:       params,
+		ReadOnly:     t.ReadOnly,
 	}, nil
 }
 

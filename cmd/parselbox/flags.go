@@ -65,6 +65,8 @@ func newSandboxFlags(fs *pflag.FlagSet) *configFlags {
 	f.list("env", "env", "set `KEY=VALUE` in the sandbox's environment (repeatable)")
 	f.list("plugin-dir", "plugin_dirs", "search `dir` for parselbox-bridge-* plugins (repeatable)")
 	f.string("mcp", "mcp", "", "MCP servers from an mcp.json `file` ({\"mcpServers\": {...}}): each becomes a namespace")
+	f.string("audit-log", "audit_log", "", "append every execution and tool call to this JSON-lines `file` (arguments redacted)")
+	f.string("otlp-endpoint", "otlp_endpoint", "", "send executions and tool calls as OpenTelemetry spans to this OTLP/HTTP `URL`")
 	return f
 }
 

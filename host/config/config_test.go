@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -167,7 +168,11 @@ func plain(v reflect.Value) any {
 		m := map[string]any{}
 		for i := range v.NumField() {
 			f := v.Field(i)
-			if tag := v.Type().Field(i).Tag.Get("koanf"); tag != "" && tag != "-" && !(f.Kind() == reflect.Pointer && f.IsNil()) {
+			tag := v.Type().Field(i).Tag.Get("koanf")
+			switch {
+			case tag == ",squash":
+				maps.Copy(m, plain(f).(map[string]any))
+			case tag != "" && tag != "-" && !(f.Kind() == reflect.Pointer && f.IsNil()):
 				m[tag] = plain(f)
 			}
 		}
@@ -456,11 +461,11 @@ func TestExample(t *testing.T) {
 	}
 	for _, typ := range []reflect.Type{
 		reflect.TypeFor[host.Config](), reflect.TypeFor[host.Mount](), reflect.TypeFor[host.BridgeConfig](),
-		reflect.TypeFor[host.MCPServer](), reflect.TypeFor[mcpserver.Settings](),
+		reflect.TypeFor[host.MCPServer](), reflect.TypeFor[host.ToolPolicy](), reflect.TypeFor[mcpserver.Settings](),
 	} {
 		for i := range typ.NumField() {
 			key := typ.Field(i).Tag.Get("koanf")
-			if key == "" || key == "-" {
+			if key == "" || key == "-" || strings.HasPrefix(key, ",") { // ",squash": its own type is checked
 				continue
 			}
 			set := regexp.MustCompile(`(?m)^\s*(#\s*)*` + key + `(\s+"[^"]*"\s*\{|\s*=)`)

@@ -247,10 +247,22 @@ func (s *session) start(b *box, code string, canElicit bool) *execution {
 		s.setRunning(ex)
 		defer s.setRunning(nil)
 		began := time.Now()
-		ex.res, ex.err = b.sb.Execute(ctx, code)
+		ex.res, ex.err = b.sb.Execute(s.auditContext(ctx), code)
 		s.logExecuted(ex, began)
 	}()
 	return ex
+}
+
+// auditContext marks the executions of ctx as the MCP session's in the
+// audit trail.
+func (s *session) auditContext(ctx context.Context) context.Context {
+	s.mu.Lock()
+	ss := s.ss
+	s.mu.Unlock()
+	if ss == nil || ss.ID() == "" {
+		return ctx
+	}
+	return host.WithSession(ctx, ss.ID())
 }
 
 func (s *session) setRunning(ex *execution) {
@@ -303,7 +315,7 @@ func (s *session) run(ctx context.Context, b *box, code string) *execution {
 	s.setRunning(ex)
 	defer s.setRunning(nil)
 	began := time.Now()
-	ex.res, ex.err = b.sb.Execute(ctx, code)
+	ex.res, ex.err = b.sb.Execute(s.auditContext(ctx), code)
 	s.logExecuted(ex, began)
 	return ex
 }

@@ -10,7 +10,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/parselbox/parselbox/host/sandbox"
 	"github.com/parselbox/parselbox/internal/protocol"
 	"github.com/parselbox/parselbox/sdk"
 )
@@ -28,8 +30,68 @@ type callParams struct {
 // what it logs (a task's log) passes the bridge's redactor here, whoever
 // the caller is (the sandbox, or a bridge calling back into the host).
 func (r *Router) call(ctx context.Context, p *callParams) (json.RawMessage, error) {
+	e := r.current()
+	rec := &CallRecord{Tool: p.Path, TaskID: p.TaskID, Start: time.Now()}
+	if e != nil {
+		rec.ExecutionID, rec.Session = e.ID, e.Session
+	}
+	res, err := r.route(ctx, p, rec)
+	if r.opts.Recorder != nil && rec.Bridge != "sbx" {
+		r.record(e, rec, err)
+	}
+	return res, err
+}
+
+// record hands a finished call to the recorder.
+func (r *Router) record(e *Execution, rec *CallRecord, err error) {
+	rec.Duration = time.Since(rec.Start)
+	var re *sandbox.RemoteError
+	switch {
+	case err == nil:
+		rec.Outcome = "ok"
+	case errors.As(err, &re):
+		rec.ErrorType, rec.Error = re.Type, re.Message
+		switch {
+		case rec.Outcome == "refused":
+		case re.Type == "CancelledError":
+			rec.Outcome = "cancelled"
+		default:
+			rec.Outcome = "error"
+		}
+	default:
+		rec.Outcome, rec.Error = "error", err.Error()
+	}
+	ctx := context.Background()
+	if e != nil {
+		ctx = e.ctx
+		rec.Seq = int(e.calls.Add(1))
+	}
+	r.opts.Recorder.ToolCall(ctx, rec)
+}
+
+// maxRecordedArgs bounds the arguments kept in a call's record; longer
+// ones are kept as the start of their JSON text.
+const maxRecordedArgs = 16 << 10
+
+func recordedArgs(args json.RawMessage, red *sdk.Redactor) json.RawMessage {
+	args = red.RedactJSON(args)
+	if len(args) <= maxRecordedArgs {
+		return args
+	}
+	head := strings.ToValidUTF8(string(args[:maxRecordedArgs]), "")
+	b, _ := json.Marshal(map[string]any{"truncated": true, "bytes": len(args), "head": head})
+	return b
+}
+
+// route resolves, checks and runs a call, filling in rec as it learns.
+func (r *Router) route(ctx context.Context, p *callParams, rec *CallRecord) (json.RawMessage, error) {
+	rec.Bridge, _, _ = strings.Cut(p.Path, ".")
 	ns, tool, err := r.tool(ctx, p.Path)
 	if err != nil {
+		var re *sandbox.RemoteError
+		if errors.As(err, &re) && re.Type == "PermissionError" {
+			rec.Outcome = "refused"
+		}
 		if p.TaskID != "" {
 			r.tasks.abandon(p.TaskID)
 		}
@@ -44,11 +106,25 @@ func (r *Router) call(ctx context.Context, p *callParams) (json.RawMessage, erro
 		return nil, pyErr("ValueError", "%s: %v", p.Path, err)
 	}
 	call := &Call{Path: joinPath(ns.name, tool.Name), Arguments: args, TaskID: p.TaskID}
+	rec.Tool = call.Path
+	if r.opts.Recorder != nil && !ns.builtin {
+		rec.Arguments = recordedArgs(args, red)
+	}
+	if e := r.current(); e != nil && !ns.builtin {
+		if err := e.budget.take(ns.name, ns.policy); err != nil {
+			if p.TaskID != "" {
+				r.tasks.abandon(p.TaskID)
+			}
+			rec.Outcome = "refused"
+			return nil, err
+		}
+	}
 	if h := r.opts.Hooks; h != nil && !ns.builtin {
 		if err := h.PreToolCall(ctx, call); err != nil {
 			if p.TaskID != "" {
 				r.tasks.abandon(p.TaskID)
 			}
+			rec.Outcome = "refused"
 			return nil, pyErr("PermissionError", "%v", err)
 		}
 	}

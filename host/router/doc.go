@@ -10,6 +10,9 @@
 //	  → bindArgs: positional arguments onto ToolInfo.Params (the rest onto a
 //	    variadic last one), keyword arguments merged, into one compact JSON
 //	    object written in one pass; Python bytes become base64 strings
+//	  → the namespace's Policy: a tool it refuses is not in the catalog
+//	    (discovery never shows it) and a call by path is a PermissionError
+//	    naming the rule; the running Execution's budget (max_tool_calls)
 //	  → hooks (PreToolCall may refuse: PermissionError)
 //	  → the bridge's CallTool (an sdk.Bridge in-process, or the plugin
 //	    manager's proxy of a plugin process); a task's log lines and progress

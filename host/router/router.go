@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"strings"
@@ -48,6 +49,13 @@ type Options struct {
 	Guide func() string
 	// Info returns what sbx.info() reports besides the namespaces.
 	Info func() map[string]any
+	// Policies say which tools of a namespace (by its name) the sandbox
+	// may call, and how often per execution. A tool a policy refuses is
+	// absent from discovery, and a call to it is a PermissionError that
+	// names the rule.
+	Policies map[string]Policy
+	// Recorder, if set, keeps the audit trail of executions and tool calls.
+	Recorder Recorder
 }
 
 // Router routes the sandbox's tool calls to bridges. It serves the
@@ -61,7 +69,10 @@ type Router struct {
 	namespaces map[string]*namespace
 	order      []string // in the order added
 
+	policies map[string]Policy // by namespace, for Add
+
 	tasks tasks
+	exec  atomic.Pointer[Execution] // the running execution, if any
 }
 
 // namespace is one bridge, by the name it has in Python.
@@ -82,6 +93,8 @@ type namespace struct {
 	// secrets returns the bridge's redactor, nil when the host knows no
 	// secrets of it.
 	secrets func() *sdk.Redactor
+	// policy limits the tools the sandbox may call (nil: all of them).
+	policy *Policy
 
 	mu  sync.Mutex // serializes refreshes
 	cat atomic.Pointer[catalog]
@@ -94,11 +107,16 @@ type catalog struct {
 	tools  map[string]*sdk.ToolInfo // by the tool's own name
 	alias  map[string]string        // Python path → the tool's own name
 	nsDocs map[string]string        // nested namespace path → description
+	// denied are the tools the namespace's policy refuses, by their own
+	// name and their Python path: why. They are in no other index, so
+	// discovery does not show them.
+	denied map[string]string
 }
 
 // newCatalog indexes what a bridge described, with red's secrets removed
-// from every text the sandbox may see (help, schemas, search).
-func newCatalog(d *sdk.Description, red *sdk.Redactor) *catalog {
+// from every text the sandbox may see (help, schemas, search), and the
+// tools that the policy of namespace ns refuses set apart.
+func newCatalog(d *sdk.Description, red *sdk.Redactor, ns string, policy *Policy) *catalog {
 	if red != nil {
 		d = d.Clone()
 		d.Description = red.Redact(d.Description)
@@ -116,9 +134,14 @@ func newCatalog(d *sdk.Description, red *sdk.Redactor) *catalog {
 		tools:  map[string]*sdk.ToolInfo{},
 		alias:  map[string]string{},
 		nsDocs: map[string]string{},
+		denied: map[string]string{},
 	}
 	for i := range d.Tools {
 		t := &d.Tools[i]
+		if why := policy.refusal(ns, t.ReadOnly, t.Name, sdk.PythonName(t.Name)); why != "" {
+			c.denied[t.Name], c.denied[sdk.PythonName(t.Name)] = why, why
+			continue
+		}
 		c.tools[t.Name] = t
 		// Two names that look the same in Python ("a-b" and "a_b"): the
 		// first in name order keeps the Python name; the other is still
@@ -161,7 +184,7 @@ func (ns *namespace) catalog(ctx context.Context, maxAge time.Duration) *catalog
 	if err != nil {
 		return c
 	}
-	c = newCatalog(d, ns.redactor())
+	c = newCatalog(d, ns.redactor(), ns.name, ns.policy)
 	ns.cat.Store(c)
 	return c
 }
@@ -188,10 +211,19 @@ func New(opts Options) *Router {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	r := &Router{opts: opts, log: opts.Logger.Named("router"), namespaces: map[string]*namespace{}}
+	r := &Router{opts: opts, log: opts.Logger.Named("router"), namespaces: map[string]*namespace{}, policies: map[string]Policy{}}
+	maps.Copy(r.policies, opts.Policies)
 	r.tasks.init(opts.TaskDir, r.log)
 	_ = r.add(context.Background(), &namespace{name: "sbx", kind: "namespace", bridge: newToolkit(r), builtin: true})
 	return r
+}
+
+// SetPolicy sets the policy of the namespace name, which applies when it is
+// added (as Options.Policies do).
+func (r *Router) SetPolicy(name string, p Policy) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.policies[name] = p
 }
 
 var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -207,6 +239,11 @@ func (r *Router) Add(ctx context.Context, name, kind string, b sdk.BridgeServer)
 		return fmt.Errorf("namespace %q is not a Python identifier", name)
 	}
 	ns := &namespace{name: name, kind: kind, bridge: b, dynamic: kind == "mcp", plugin: kind == "plugin"}
+	r.mu.RLock()
+	if p, ok := r.policies[name]; ok {
+		ns.policy = &p
+	}
+	r.mu.RUnlock()
 	if s, ok := b.(Secrets); ok {
 		ns.secrets = s.Redactor
 	}
@@ -221,7 +258,7 @@ func (r *Router) add(ctx context.Context, ns *namespace) error {
 	if ns.kind == "plugin" && d.Name != "" {
 		ns.kind = d.Name // "http", "shell", "greeter": more telling than "plugin"
 	}
-	ns.cat.Store(newCatalog(d, ns.redactor()))
+	ns.cat.Store(newCatalog(d, ns.redactor(), ns.name, ns.policy))
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, dup := r.namespaces[ns.name]; dup {
@@ -324,6 +361,9 @@ func (r *Router) tool(ctx context.Context, path string) (*namespace, *sdk.ToolIn
 		t = ns.catalog(ctx, missAge).find(rest)
 	}
 	if t == nil {
+		if why, ok := ns.catalog(ctx, time.Duration(math.MaxInt64)).denied[rest]; ok {
+			return ns, nil, pyErr("PermissionError", "%s: %s", path, why)
+		}
 		return ns, nil, pyErr("AttributeError", "Tool '%s' not found", path)
 	}
 	return ns, t, nil

@@ -23,6 +23,9 @@ type Result struct {
 	// ran away between executions) and its state was lost. Set by the host,
 	// once.
 	Note string `json:"note,omitempty"`
+	// ExecutionID is the execution's id in the audit trail (set by the
+	// host; not part of the result's JSON).
+	ExecutionID string `json:"-"`
 }
 
 // Error is a Python exception, or a failure of the sandbox reported the same way.

@@ -86,6 +86,9 @@ type ToolInfo struct {
 	// Variadic reports that the last of Params takes the remaining
 	// positional arguments, as a list.
 	Variadic bool `json:"variadic,omitempty"`
+	// ReadOnly reports that the tool changes nothing outside itself (an MCP
+	// tool's readOnlyHint). A host may keep only such tools.
+	ReadOnly bool `json:"read_only,omitempty"`
 }
 
 // Clone returns a deep copy of t.

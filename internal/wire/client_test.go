@@ -40,7 +40,7 @@ type fake struct {
 }
 
 func (f *fake) Describe(context.Context) (*protocol.Description, error) {
-	return &protocol.Description{Name: "fake", Tools: []protocol.ToolInfo{{Name: "t", Params: []string{"xs"}, Variadic: true}}}, nil
+	return &protocol.Description{Name: "fake", Tools: []protocol.ToolInfo{{Name: "t", Params: []string{"xs"}, Variadic: true, ReadOnly: true}}}, nil
 }
 
 func (f *fake) Configure(ctx context.Context, req *protocol.ConfigureRequest) error {
@@ -196,7 +196,7 @@ func TestTypedErrors(t *testing.T) {
 	}
 
 	d, err := c.Describe(t.Context())
-	if err != nil || len(d.Tools) != 1 || !d.Tools[0].Variadic {
-		t.Errorf("Describe = %+v, %v: Variadic lost", d, err)
+	if err != nil || len(d.Tools) != 1 || !d.Tools[0].Variadic || !d.Tools[0].ReadOnly {
+		t.Errorf("Describe = %+v, %v: Variadic or ReadOnly lost", d, err)
 	}
 }

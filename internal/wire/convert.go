@@ -38,6 +38,7 @@ func describeToPB(d *protocol.Description) *bridgev1.DescribeResponse {
 			OutputSchema: t.OutputSchema,
 			Params:       t.Params,
 			Variadic:     t.Variadic,
+			ReadOnly:     t.ReadOnly,
 		})
 	}
 	return out
@@ -61,6 +62,7 @@ func describeFromPB(d *bridgev1.DescribeResponse) *protocol.Description {
 			OutputSchema: rawOrNil(t.GetOutputSchema()),
 			Params:       t.GetParams(),
 			Variadic:     t.GetVariadic(),
+			ReadOnly:     t.GetReadOnly(),
 		})
 	}
 	return out

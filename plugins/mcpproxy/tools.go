@@ -65,8 +65,11 @@ func describeTool(s *session, name string, t *mcp.Tool) (*sdk.Tool, *entry) {
 		Required []string `json:"required"`
 	}
 	_ = json.Unmarshal(in, &required)
-	sig, _ := json.Marshal([]any{desc, in, out})
-	return &sdk.Tool{Name: name, Description: desc, InputSchema: in, OutputSchema: out},
+	// readOnlyHint is a hint of the server's: the host may keep only such
+	// tools (allow_read_only), trusting the server it was configured with.
+	readOnly := t.Annotations != nil && t.Annotations.ReadOnlyHint
+	sig, _ := json.Marshal([]any{desc, in, out, readOnly})
+	return &sdk.Tool{Name: name, Description: desc, InputSchema: in, OutputSchema: out, ReadOnly: readOnly},
 		&entry{mcpName: t.Name, required: required.Required, schemas: string(sig)}
 }
 

@@ -299,7 +299,10 @@ type Tool struct {
 	Params []string `protobuf:"bytes,5,rep,name=params,proto3" json:"params,omitempty"`
 	// The last parameter takes the remaining positional arguments, as a list
 	// (a Go variadic parameter).
-	Variadic      bool `protobuf:"varint,6,opt,name=variadic,proto3" json:"variadic,omitempty"`
+	Variadic bool `protobuf:"varint,6,opt,name=variadic,proto3" json:"variadic,omitempty"`
+	// The tool changes nothing outside itself (an MCP tool's readOnlyHint):
+	// a host may be configured to keep only such tools.
+	ReadOnly      bool `protobuf:"varint,7,opt,name=read_only,json=readOnly,proto3" json:"read_only,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -372,6 +375,13 @@ func (x *Tool) GetParams() []string {
 func (x *Tool) GetVariadic() bool {
 	if x != nil {
 		return x.Variadic
+	}
+	return false
+}
+
+func (x *Tool) GetReadOnly() bool {
+	if x != nil {
+		return x.ReadOnly
 	}
 	return false
 }
@@ -1295,14 +1305,15 @@ const file_parselbox_bridge_v1_bridge_proto_rawDesc = "" +
 	"\x05tools\x18\x05 \x03(\v2\x19.parselbox.bridge.v1.ToolR\x05tools\"A\n" +
 	"\tNamespace\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12 \n" +
-	"\vdescription\x18\x02 \x01(\tR\vdescription\"\xb8\x01\n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\"\xd5\x01\n" +
 	"\x04Tool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12!\n" +
 	"\finput_schema\x18\x03 \x01(\fR\vinputSchema\x12#\n" +
 	"\routput_schema\x18\x04 \x01(\fR\foutputSchema\x12\x16\n" +
 	"\x06params\x18\x05 \x03(\tR\x06params\x12\x1a\n" +
-	"\bvariadic\x18\x06 \x01(\bR\bvariadic\"P\n" +
+	"\bvariadic\x18\x06 \x01(\bR\bvariadic\x12\x1b\n" +
+	"\tread_only\x18\a \x01(\bR\breadOnly\"P\n" +
 	"\x10ConfigureRequest\x12\x16\n" +
 	"\x06config\x18\x01 \x01(\fR\x06config\x12$\n" +
 	"\x0ehost_broker_id\x18\x02 \x01(\rR\fhostBrokerId\"-\n" +
