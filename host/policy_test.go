@@ -46,7 +46,7 @@ func TestToolPolicies(t *testing.T) {
 		t.Errorf("dir(mission): %v", got)
 	}
 	help := value(t, exec(t, sb, "help(tp)")).(string)
-	if strings.Contains(help, "crash") || strings.Contains(help, "label") || !strings.Contains(help, "echo()") {
+	if strings.Contains(help, "crash") || strings.Contains(help, "label") || !strings.Contains(help, "echo(") {
 		t.Errorf("help(tp) shows refused tools or lacks allowed ones:\n%s", help)
 	}
 	found := value(t, exec(t, sb, "sbx.search('crash|label|fail')"))
