@@ -477,3 +477,22 @@ func TestOutputDirChecked(t *testing.T) {
 		t.Errorf("output dir not made: %v", err)
 	}
 }
+
+// Code that swallows the interrupt at its timeout is stopped by the kill
+// after InterruptGrace: the execution fails as timed out, says that the
+// state was lost, and the next one runs on a fresh sandbox (a short
+// InterruptGrace keeps the test from waiting the default 5 s).
+func TestTimeoutIgnoredKills(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, host.Config{Timeout: time.Second, InterruptGrace: 100 * time.Millisecond})
+	exec(t, sb, "kept = 'yes'")
+	pid := sb.PID()
+	e := raised(t, exec(t, sb, "while True:\n    try:\n        while True: pass\n    except BaseException:\n        pass"), "")
+	if !strings.Contains(e.Message, "timed out after 1s") || !strings.Contains(e.Message, "state was lost") {
+		t.Errorf("error: %s: %s", e.Type, e.Message)
+	}
+	raised(t, exec(t, sb, "kept"), "NameError")
+	if got := sb.PID(); got == pid {
+		t.Errorf("the sandbox was not restarted (pid %d)", got)
+	}
+}
