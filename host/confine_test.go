@@ -19,7 +19,7 @@ import (
 func needLandlock(t *testing.T) {
 	t.Helper()
 	if rep, _ := confine.Check(&confine.Spec{}); !rep.Active(confine.LayerLandlock) {
-		t.Skipf("no Landlock on this machine (%s): the kernel's path checks are not tested here", rep.Summary())
+		testenv.Missing(t, testenv.RequireConfinementEnv, "no Landlock on this machine (%s): the kernel's path checks are not tested here", rep.Summary())
 	}
 }
 
