@@ -26,7 +26,7 @@ func main() {
 		boots      = flag.Int("boots", 5, "boots to measure for each kind")
 		execs      = flag.Int("execs", 300, "executions (and calls) to measure in each run")
 		runs       = flag.Int("runs", 5, "runs of every measurement with a target, to report its spread")
-		only       = flag.String("only", "", "measure only this part (packages)")
+		only       = flag.String("only", "", "measure only this part (packages, confine)")
 	)
 	flag.Parse()
 	b := &bench{results: results{}, boots: *boots, execs: *execs, runs: max(*runs, 1), only: *only}
@@ -106,9 +106,13 @@ func (b *bench) run(runtimeDir string) error {
 	}
 	defer os.RemoveAll(b.cacheDir)
 
-	if b.only == "packages" {
+	switch b.only {
+	case "":
+	case "packages":
 		return b.runPackages(ctx)
-	} else if b.only != "" {
+	case "confine":
+		return b.runConfined(ctx)
+	default:
 		return fmt.Errorf("-only: unknown part %q", b.only)
 	}
 
@@ -141,7 +145,11 @@ func (b *bench) run(runtimeDir string) error {
 			return err
 		}
 		b.add("boot_snapshot_ms", ms(time.Since(began)))
+		snap := sb.Ready().Snapshot
 		sb.Close()
+		if !snap {
+			return fmt.Errorf("boot_snapshot_ms: the sandbox did not boot from the snapshot")
+		}
 		fp, d, err := fl.start()
 		if err != nil {
 			return err

@@ -159,6 +159,10 @@ type Config struct {
 	// bridge is slow to start. nil says nothing (Go API only; the command
 	// line prints them on stderr).
 	Notify func(msg string) `koanf:"-"`
+	// InterruptGrace is how long an execution interrupted at its timeout
+	// has to stop before the sandbox is killed and restarted (its state
+	// lost); 0 is the default of 5 s (Go API only).
+	InterruptGrace time.Duration `koanf:"-"`
 }
 
 // Mount maps a host directory into the sandbox at /mnt/<target>.

@@ -114,6 +114,7 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 		Globals:  cfg.Globals,
 		Logger:   s.log,
 		Notify:   cfg.Notify,
+		Grace:    cfg.InterruptGrace,
 	}
 	if opts.CacheDir != "" {
 		if opts.CacheDir, err = filepath.Abs(opts.CacheDir); err != nil {
