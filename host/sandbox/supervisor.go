@@ -30,7 +30,7 @@ type Options struct {
 	// FilesDir is the host directory backing /files (optional).
 	FilesDir string
 	// Mounts map host directories to paths under /mnt.
-	Mounts []Mount
+	Mounts []Bind
 	// Network grants the whole network; otherwise AllowNet lists the only
 	// "host:port" pairs the sandbox may reach.
 	Network  bool
@@ -119,8 +119,9 @@ const (
 	DefaultMaxResultBytes  = 64 << 20
 )
 
-// Mount is a host directory visible in the sandbox.
-type Mount struct {
+// Bind is a host directory visible in the sandbox at Target (a mount of
+// the configuration, host.Mount, resolved).
+type Bind struct {
 	// Target is the absolute sandbox path, under /mnt.
 	Target string
 	// Source is the host directory.
