@@ -354,8 +354,13 @@ func resolveRoots(o Options) ([]initRoot, error) {
 // watch polices a process's memory and restarts the sandbox when the
 // process ends unexpectedly, so that the next execution finds it ready.
 func (s *Supervisor) watch(p *process) {
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
+	// The RSS watchdog only where no cgroup limits the process's memory.
+	var poll <-chan time.Time
+	if !p.guard.LimitsMemory() {
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		poll = tick.C
+	}
 	for {
 		select {
 		case <-p.exited:
@@ -372,8 +377,8 @@ func (s *Supervisor) watch(p *process) {
 				s.mu.Unlock()
 			}
 			return
-		case <-tick.C:
-			if mb, err := rssMB(p.pid()); err == nil && mb > s.opts.HardMemoryMB && !p.guard.LimitsMemory() {
+		case <-poll:
+			if mb, err := rssMB(p.pid()); err == nil && mb > s.opts.HardMemoryMB {
 				s.log.Warn("sandbox process above its memory limit; killing it", "rss_mb", mb, "limit_mb", s.opts.HardMemoryMB)
 				p.kill(killMemory)
 			}
