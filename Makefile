@@ -55,8 +55,9 @@ demo: build fixtures
 	@./demo/demo.sh
 
 ## bench: measure boot, exec and calls against a bare Deno + Pyodide floor
+## (BENCH_FLAGS="-only exec,calls -cpuprofile cpu.out" selects parts, profiles)
 bench: build fixtures
-	$(GO) run ./bench -runtime $(CURDIR)/$(RUNTIME) -out bench-results.json
+	$(GO) run ./bench -runtime $(CURDIR)/$(RUNTIME) -out bench-results.json $(BENCH_FLAGS)
 
 ## proto: regenerate the bridge protocol's Go code (needs protoc 3.21.12:
 ## apt-get install protobuf-compiler; the Go generators are pinned in go.mod)

@@ -187,7 +187,7 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 		if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
 			return opts, &ConfigError{&KeyError{Key: entry("mount", t), Message: fmt.Sprintf("source %s is not a directory", m.Source)}}
 		}
-		opts.Mounts = append(opts.Mounts, sandbox.Mount{Target: target, Source: src, ReadOnly: m.ReadOnly()})
+		opts.Mounts = append(opts.Mounts, sandbox.Bind{Target: target, Source: src, ReadOnly: m.ReadOnly()})
 		roots = append(roots, fsRoot{prefix: target, dir: src, readOnly: m.ReadOnly()})
 	}
 	if s.files, err = newFSMap(roots...); err != nil {

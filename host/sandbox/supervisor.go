@@ -30,7 +30,7 @@ type Options struct {
 	// FilesDir is the host directory backing /files (optional).
 	FilesDir string
 	// Mounts map host directories to paths under /mnt.
-	Mounts []Mount
+	Mounts []Bind
 	// Network grants the whole network; otherwise AllowNet lists the only
 	// "host:port" pairs the sandbox may reach.
 	Network  bool
@@ -119,8 +119,9 @@ const (
 	DefaultMaxResultBytes  = 64 << 20
 )
 
-// Mount is a host directory visible in the sandbox.
-type Mount struct {
+// Bind is a host directory visible in the sandbox at Target (a mount of
+// the configuration, host.Mount, resolved).
+type Bind struct {
 	// Target is the absolute sandbox path, under /mnt.
 	Target string
 	// Source is the host directory.
@@ -353,8 +354,13 @@ func resolveRoots(o Options) ([]initRoot, error) {
 // watch polices a process's memory and restarts the sandbox when the
 // process ends unexpectedly, so that the next execution finds it ready.
 func (s *Supervisor) watch(p *process) {
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
+	// The RSS watchdog only where no cgroup limits the process's memory.
+	var poll <-chan time.Time
+	if !p.guard.LimitsMemory() {
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		poll = tick.C
+	}
 	for {
 		select {
 		case <-p.exited:
@@ -371,8 +377,8 @@ func (s *Supervisor) watch(p *process) {
 				s.mu.Unlock()
 			}
 			return
-		case <-tick.C:
-			if mb, err := rssMB(p.pid()); err == nil && mb > s.opts.HardMemoryMB && !p.guard.LimitsMemory() {
+		case <-poll:
+			if mb, err := rssMB(p.pid()); err == nil && mb > s.opts.HardMemoryMB {
 				s.log.Warn("sandbox process above its memory limit; killing it", "rss_mb", mb, "limit_mb", s.opts.HardMemoryMB)
 				p.kill(killMemory)
 			}
