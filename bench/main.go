@@ -66,7 +66,7 @@ func main() {
 }
 
 // parts are what -only selects.
-var parts = []string{"boot", "exec", "calls", "result", "packages", "confine", "sessions"}
+var parts = []string{"boot", "exec", "calls", "result", "packages", "shell", "confine", "sessions"}
 
 // measures reports whether part is to be measured: all are, unless -only
 // names some.
@@ -217,6 +217,11 @@ func (b *bench) runRest(ctx context.Context) error {
 			return fmt.Errorf("packages: %w", err)
 		}
 	}
+	if b.measures("shell") {
+		if err := b.runShell(ctx); err != nil {
+			return fmt.Errorf("bash and WASI: %w", err)
+		}
+	}
 	if b.measures("confine") {
 		if err := b.runConfined(ctx); err != nil {
 			return fmt.Errorf("confinement: %w", err)
@@ -365,7 +370,7 @@ var targets = []target{
 
 func (b *bench) print() {
 	fmt.Printf("\n%-30s %10s %12s  %-24s %-7s %s\n", "metric", "parselbox", "baseline", "target", "", "runs: min / median / max")
-	all := slices.Concat(targets, mcpTargets, callTargets, bridgeTargets, sessionTargets, confineTargets, packageTargets)
+	all := slices.Concat(targets, mcpTargets, callTargets, shellTargets, bridgeTargets, sessionTargets, confineTargets, packageTargets)
 	for _, t := range all {
 		m, ok := b.results[t.key]
 		if !ok {

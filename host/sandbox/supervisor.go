@@ -297,7 +297,7 @@ func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 		// The interrupt pipe is an inherited descriptor, not a path of the
 		// host's: Landlock does not govern pipes.
 		c.Read = slices.Concat(slices.DeleteFunc(slices.Clone(perms.read), func(p string) bool { return p == interruptPipe }),
-			[]string{o.Runtime.Pyodide})
+			[]string{o.Runtime.Pyodide, o.Runtime.Modules})
 		c.Write, c.Network, c.AllowNet, c.MemoryMB = perms.write, o.Network, o.AllowNet, o.HardMemoryMB
 		c.Private = []string{"DENO_DIR"} // its own copy of Deno's caches
 		jail = &c
@@ -834,6 +834,7 @@ func denoArgs(rt *Runtime, runnerDir string, perms permissions, memoryMB int) []
 	}
 	args := []string{rt.Deno, "run",
 		"--no-prompt", "--no-config", "--no-lock", "--no-remote", "--no-check", "--cached-only",
+		"--node-modules-dir=manual", // just-bash's imports, from the runtime's node_modules
 		"--allow-read=" + joinPaths(read),
 	}
 	if len(perms.write) > 0 {

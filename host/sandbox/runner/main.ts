@@ -10,6 +10,7 @@
 // and exits.
 
 import "./console.ts";
+import "./noenv.ts";
 import { channel } from "./channel.ts";
 import { toPython } from "./convert.ts";
 import { errnoName, mountHostFS } from "./emfs.ts";
