@@ -180,3 +180,61 @@ func pyString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// require() of local TypeScript and JavaScript files: compiled by Deno,
+// re-imported on each call (edits are picked up), classes constructed with
+// or without new, instances kept as proxies with their methods, proxies
+// passed back, aliases in js()'s scope.
+func TestRequireLocal(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "my-utils.ts"), []byte(`
+export class Vec {
+  constructor(public x: number, public y: number) {}
+  plus(o: Vec): Vec { return new Vec(this.x + o.x, this.y + o.y); }
+  toArray(): number[] { return [this.x, this.y]; }
+}
+export function Legacy(this: any, n: number) { this.n = n; }
+Legacy.prototype.twice = function () { return this.n * 2; };
+export const version: string = "v1";
+export function bytes(): Uint8Array { return new TextEncoder().encode("hi"); }
+export async function later(x: number): Promise<number> { return x + 1; }
+export function apply(f: (o: {a: number}) => number): number { return f({a: 41}); }
+`), 0o644)
+	os.WriteFile(filepath.Join(ws, "plain.js"), []byte(`export default { hello: (n) => "hello " + n };`), 0o644)
+	sb := start(t, sandbox.Options{Workspace: ws})
+	r := run(t, sb, `u = require("./my-utils.ts")
+a = u.Vec(1, 2)
+b = u.Vec.new(3, 4) if hasattr(u.Vec, "new") else u.Vec(3, 4)
+c = a.plus(b)
+p = require("./plain.js", alias="greeter")
+[u.version, c.toArray(), c.x, type(c).__name__, u.Legacy(21).twice(), u.bytes(), u.later(1),
+ u.apply(lambda o: o["a"] + 1), p.hello("py"), js("return greeter.hello('js') + ' ' + myUtils.version"),
+ "plus" in dir(c)]`)
+	want := []any{"v1", []any{4.0, 6.0}, 4.0, "ParselboxJsProxy", 42.0, map[string]any{"__b64__": "aGk="}, 2.0, 42.0,
+		"hello py", "hello js v1", true}
+	if diff := cmp.Diff(want, output(t, r)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// An edit is picked up by the next require().
+	os.WriteFile(filepath.Join(ws, "my-utils.ts"), []byte(`export const version: string = "v2";`), 0o644)
+	if got := output(t, run(t, sb, `require("./my-utils.ts").version`)); got != "v2" {
+		t.Errorf("after an edit: %v", got)
+	}
+	// Aliases as the reference derives them, and a clear error otherwise.
+	r = run(t, sb, `from _parselbox.javascript import _alias
+out = [_alias(n) for n in ["lodash", "js-yaml", "fuse.js", "date-fns", "@msgpack/msgpack", "./my-utils.ts", "./data-utils.ts", "npm:dayjs@1.11.13"]]
+try:
+    require("./missing.ts")
+except Exception as e:
+    out.append(type(e).__name__)
+try:
+    _alias("./---.ts")
+except ValueError as e:
+    out.append(str(e)[:30])
+out`)
+	want = []any{"lodash", "jsYaml", "fuseJs", "dateFns", "msgpack", "myUtils", "dataUtils", "dayjs", "JsException", "Could not derive alias from '."}
+	if diff := cmp.Diff(want, output(t, r)); diff != "" {
+		t.Errorf("aliases (-want +got):\n%s", diff)
+	}
+}

@@ -109,8 +109,12 @@ function callJS(fn: Any, thisArg: Any, args: Any[]): Any {
     r = Reflect.apply(fn, thisArg ?? undefined, args);
   } catch (e) {
     const msg = String((e as Error)?.message ?? "");
-    if (e instanceof TypeError && /without 'new'|requires 'new'|is not a function or its return value/.test(msg)) {
-      return Reflect.construct(fn, args);
+    if (e instanceof TypeError && (classLike || /without 'new'|requires 'new'/.test(msg))) {
+      try {
+        return Reflect.construct(fn, args);
+      } catch (_) {
+        throw e; // not a constructor after all: the call's own error
+      }
     }
     throw e;
   }
@@ -250,7 +254,11 @@ register({
       try {
         path = npmRequire.resolve(name);
       } catch (e) {
-        if ((e as Any)?.code === "MODULE_NOT_FOUND" || (e as Any)?.code === "ERR_MODULE_NOT_FOUND") return [1, "missing"];
+        const code = (e as Any)?.code;
+        // (Before the first install, the lookup climbs out of the npm directory.)
+        if (code === "MODULE_NOT_FOUND" || code === "ERR_MODULE_NOT_FOUND" || e instanceof Deno.errors.NotCapable) {
+          return [1, "missing"];
+        }
         throw e;
       }
       let mod: Any;

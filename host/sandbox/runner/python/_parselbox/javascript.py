@@ -106,13 +106,31 @@ def _to_plain_js(v):
     return c.to_js(v)
 
 
-def _from_js(v, attr, this=None):
+class _Keep:
+    """Callback proxies that a JS object may still call (a lazy chain such as
+    lodash's _(xs).map(f).value()): released when no proxy of the objects
+    made with them remains."""
+
+    __slots__ = ("proxies",)
+
+    def __init__(self, proxies):
+        self.proxies = proxies
+
+    def __del__(self):
+        try:
+            for p in self.proxies:
+                p.destroy()
+        except Exception:
+            pass
+
+
+def _from_js(v, attr, this=None, keep=()):
     """A JS value as Python sees it (see the module's doc)."""
     kind, value = _rt().classify(v, attr)
-    return _wrap(kind, value, this)
+    return _wrap(kind, value, this, keep)
 
 
-def _wrap(kind, value, this=None):
+def _wrap(kind, value, this=None, keep=()):
     if kind == _VALUE:
         return value
     if kind == _JSONTEXT:
@@ -120,8 +138,10 @@ def _wrap(kind, value, this=None):
     if kind == _BYTES:
         return value.to_bytes()
     if kind == _FUNCTION:
-        return _function(value, this)
-    return JsProxy(value, this)
+        return _function(value, this, keep)
+    if kind == _CLASS:
+        return JsProxy(value, None, keep)  # a constructor or a plain function, never a method
+    return JsProxy(value, this, keep)
 
 
 def _unwrap_answer(answer):
@@ -130,8 +150,9 @@ def _unwrap_answer(answer):
     return answer[1]
 
 
-def _call(fn, this, args, kwargs):
+def _call(fn, this, args, kwargs, keep=()):
     c = _Call(True)
+    kept = False
     try:
         jsargs = [c.to_js(a) for a in args]
         if kwargs:
@@ -142,14 +163,19 @@ def _call(fn, this, args, kwargs):
                 r = _unwrap_answer(run_sync(_rt().wait(r)))
         except JsException as e:
             c.reraise(e)
-        return _from_js(r, False)
+        kind, value = _rt().classify(r, False)
+        if kind in (_PROXY, _CLASS, _FUNCTION) and c.proxies.length:
+            keep = keep + (_Keep(c.proxies),)
+            kept = True
+        return _wrap(kind, value, None, keep)
     finally:
-        c.release()
+        if not kept:
+            c.release()
 
 
-def _function(fn, this):
+def _function(fn, this, keep=()):
     def function(*args, **kwargs):
-        return _call(fn, this, args, kwargs)
+        return _call(fn, this, args, kwargs, keep)
 
     try:
         function.__name__ = str(fn.name) or "function"
@@ -165,11 +191,12 @@ class JsProxy:
     proxies with their methods, plain data comes back as dict and list, and
     calling a class constructs it (new is added when needed)."""
 
-    __slots__ = ("_pbx_obj", "_pbx_this")
+    __slots__ = ("_pbx_obj", "_pbx_this", "_pbx_keep")
 
-    def __init__(self, obj, this=None):
+    def __init__(self, obj, this=None, keep=()):
         object.__setattr__(self, "_pbx_obj", obj)
         object.__setattr__(self, "_pbx_this", this)
+        object.__setattr__(self, "_pbx_keep", keep)
 
     def __getattr__(self, name):
         if name.startswith("__") and name.endswith("__"):
@@ -178,7 +205,7 @@ class JsProxy:
         kind, value = _rt().get(obj, name)
         if kind == _VALUE and value is None and not _rt().has(obj, name):
             raise AttributeError(f"JavaScript object has no attribute '{name}'")
-        return _wrap(kind, value, obj)
+        return _wrap(kind, value, obj, object.__getattribute__(self, "_pbx_keep"))
 
     def __getitem__(self, key):
         obj = object.__getattribute__(self, "_pbx_obj")
@@ -190,7 +217,8 @@ class JsProxy:
         _rt().set(object.__getattribute__(self, "_pbx_obj"), name, c.to_js(value))
 
     def __call__(self, *args, **kwargs):
-        return _call(object.__getattribute__(self, "_pbx_obj"), object.__getattribute__(self, "_pbx_this"), args, kwargs)
+        get = object.__getattribute__
+        return _call(get(self, "_pbx_obj"), get(self, "_pbx_this"), args, kwargs, get(self, "_pbx_keep"))
 
     def __dir__(self):
         return list(_rt().keys(object.__getattribute__(self, "_pbx_obj")))
