@@ -47,7 +47,7 @@ tests/fixtures/%/node_modules/.installed: tests/fixtures/%/package-lock.json
 ## test: build what the tests need, then run every test against the real runtime
 # (atexit_sleep_ms=0: the race detector otherwise sleeps 1 s in every plugin exit)
 test: build fixtures
-	PARSELBOX_REQUIRE_RUNTIME=1 PARSELBOX_RUNTIME=$(CURDIR)/$(RUNTIME) GORACE=atexit_sleep_ms=0 \
+	PARSELBOX_REQUIRE_RUNTIME=1 PARSELBOX_REQUIRE_NPM=1 PARSELBOX_RUNTIME=$(CURDIR)/$(RUNTIME) GORACE=atexit_sleep_ms=0 \
 		$(GO) test -race -timeout=$(TEST_TIMEOUT) ./...
 
 ## demo: a short scripted tour

@@ -41,7 +41,8 @@ type Sandbox struct {
 
 	pkgs      *packages.Store // nil without packages
 	pkgSource packages.Source
-	dryRun    bool // Check: look, write nothing
+	npm       npmInstaller // where require() finds npm packages
+	dryRun    bool         // Check: look, write nothing
 }
 
 // New starts a sandbox as cfg says and waits until it is ready. A
@@ -91,7 +92,7 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	if opts.Namespaces, err = json.Marshal(s.router.Namespaces()); err != nil {
 		return nil, err
 	}
-	opts.Handler = s.router
+	opts.Handler = sandboxHandler{s: s, next: s.router}
 	if s.sb, err = sandbox.Start(ctx, opts); err != nil {
 		return nil, fmt.Errorf("starting sandbox: %w", err)
 	}

@@ -92,6 +92,10 @@ type Options struct {
 	// Packages are Python packages the host installed (package packages),
 	// visible read-only at PackagesPath; nil: none.
 	Packages *Packages
+	// NPMDir holds the npm packages the host installed for require() (a
+	// node_modules directory inside it), readable by the sandbox's Deno
+	// only (not a root: Python does not see it); empty: none.
+	NPMDir string
 }
 
 // PackagesPath is where the sandbox sees the host's unpacked packages.
@@ -284,6 +288,14 @@ func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 	}
 	if s.snapshot != "" {
 		perms.read = append(perms.read, s.snapshot)
+	}
+	if o.NPMDir != "" {
+		dir, err := filepath.EvalSymlinks(o.NPMDir)
+		if err != nil {
+			return nil, ReadyInfo{}, fmt.Errorf("sandbox: npm packages: %w", err)
+		}
+		perms.read = append(perms.read, dir)
+		init.NPM = &initNPM{Dir: dir}
 	}
 	for _, r := range s.roots {
 		perms.read = append(perms.read, r.Dir)
@@ -861,7 +873,7 @@ func denoArgs(rt *Runtime, runnerDir string, perms permissions, memoryMB int) []
 
 // checkPaths refuses paths that Deno's permission flags cannot express.
 func checkPaths(o Options) error {
-	paths := []string{o.CacheDir, o.Workspace, o.FilesDir, o.Runtime.Pyodide}
+	paths := []string{o.CacheDir, o.Workspace, o.FilesDir, o.Runtime.Pyodide, o.NPMDir}
 	for _, m := range o.Mounts {
 		paths = append(paths, m.Source)
 	}
