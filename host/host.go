@@ -294,6 +294,9 @@ func (s *Sandbox) Execute(ctx context.Context, code string) (*Result, error) {
 		e.End("ok", "", "")
 	}
 	r.ExecutionID = e.ID
+	if r.View != "" {
+		r.View = s.renderView(r.View)
+	}
 	for _, h := range s.cfg.Hooks {
 		if err := h.PostExecute(ctx, code, r); err != nil {
 			return nil, fmt.Errorf("post-execute hook: %w", err)

@@ -1,0 +1,9 @@
+package host
+
+import "github.com/parselbox/parselbox/host/ui"
+
+// renderView turns the HTML passed to display() into the result's view: a
+// full HTML document whose window.pbx reaches the served app, if any.
+func (s *Sandbox) renderView(html string) string {
+	return ui.Render(html, "", "")
+}
