@@ -152,6 +152,10 @@ type Config struct {
 	ContextPolicies map[string]ToolPolicy `koanf:"-"`
 	// Hooks observe and may refuse executions and tool calls (Go API only).
 	Hooks []Hook `koanf:"-"`
+	// UI says that someone sees what display() shows (the MCP server sets
+	// it unless --no-ui): the guide text then explains display() (Go API
+	// only; Result.View is set either way).
+	UI bool `koanf:"-"`
 	// Logger receives the host's logs; nil discards them (Go API only).
 	Logger hclog.Logger `koanf:"-"`
 	// Notify receives what a person waiting for New should hear: that the

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/parselbox/parselbox/host/packages"
+	"github.com/parselbox/parselbox/host/ui"
 )
 
 // Prompt returns the guide text for an agent's system prompt: what the
@@ -53,6 +54,9 @@ func (s *Sandbox) Prompt() string {
 		}
 	}
 	b.WriteString(guideTools)
+	if s.cfg.UI {
+		b.WriteString(ui.Guide)
+	}
 	return b.String()
 }
 

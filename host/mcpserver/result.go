@@ -12,6 +12,7 @@ import (
 
 	"github.com/parselbox/parselbox/host"
 	"github.com/parselbox/parselbox/host/router"
+	"github.com/parselbox/parselbox/host/ui"
 )
 
 // Notes added to results.
@@ -23,6 +24,9 @@ const (
 	noteTooLarge = "The result is too large to return: %.1f MiB, the limit is %d MiB (max_result_mb). " +
 		"Return only the data you need, or write it to a file in /workspace and return its path."
 )
+
+// viewShown stands for the view in what the model reads.
+const viewShown = "shown to the user (%d bytes of HTML)"
 
 // Response is the result object of execute_code: {"result": ...} with
 // optional "note", "files" and "view", or {"error": "..."} (with "files"
@@ -38,7 +42,9 @@ type Response struct {
 	Note string
 	// Files are the sandbox paths of the files the execution wrote.
 	Files []string
-	// View is the HTML passed to display().
+	// View is the HTML passed to display(), as a full document. The JSON
+	// of the Response, which the model reads, only says that it was shown;
+	// the MCP server sends the HTML in the result's _meta (ui.ViewMetaKey).
 	View string
 }
 
@@ -56,7 +62,7 @@ func (r *Response) MarshalJSON() ([]byte, error) {
 // text is the JSON of r as a string, written once (no []byte to copy).
 func (r *Response) text() string {
 	var b strings.Builder
-	b.Grow(len(r.Result) + len(r.View) + len(r.Error) + 64)
+	b.Grow(len(r.Result) + len(r.Error) + 96)
 	r.write(&b)
 	return b.String()
 }
@@ -100,7 +106,9 @@ func (r *Response) write(b interface {
 		field("files", r.Files)
 	}
 	if r.View != "" && r.Error == "" {
-		field("view", r.View)
+		// The HTML goes to the UI (toolResult puts it in _meta), not to
+		// the model.
+		field("view", fmt.Sprintf(viewShown, len(r.View)))
 	}
 	b.WriteByte('}')
 }
@@ -254,10 +262,14 @@ func errorText(e *host.Error) string {
 // tools with an output schema, which execute_code does not declare; every
 // client reads the text, and some read nothing else.)
 func toolResult(resp *Response) *mcp.CallToolResult {
-	return &mcp.CallToolResult{
+	res := &mcp.CallToolResult{
 		Content: []mcp.Content{&mcp.TextContent{Text: resp.text()}},
 		IsError: resp.IsError(),
 	}
+	if resp.View != "" && !resp.IsError() {
+		res.Meta = mcp.Meta{ui.ViewMetaKey: resp.View}
+	}
+	return res
 }
 
 // failure is a Response for a problem outside the code: a sandbox that
