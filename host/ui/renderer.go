@@ -116,7 +116,10 @@ function pbxView(r) {
 function pbxShow(r) {
   if (r && r.isError) {
     pbxCollapse();
-    pbxError.textContent = ((r.content) || []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
+    pbxError.textContent = ((r.content) || []).filter((c) => c.type === "text").map((c) => {
+      try { const e = JSON.parse(c.text).error; if (typeof e === "string") return e; } catch (_) {}
+      return c.text;
+    }).join("\n");
     pbxError.hidden = false;
     return;
   }
