@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/parselbox/parselbox/host/packages"
+	"github.com/parselbox/parselbox/host/serve"
 	"github.com/parselbox/parselbox/host/ui"
 )
 
@@ -56,6 +57,9 @@ func (s *Sandbox) Prompt() string {
 	b.WriteString(guideTools)
 	if s.cfg.UI {
 		b.WriteString(ui.Guide)
+	}
+	if s.serve != nil {
+		b.WriteString(serve.Guide(s.serve.URL()))
 	}
 	return b.String()
 }

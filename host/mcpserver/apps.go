@@ -48,8 +48,15 @@ func (s *session) addRenderer(r *ui.Renderer) {
 		MIMEType: ui.MIMEType,
 		Meta:     r.Meta(),
 	}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		meta := r.Meta()
+		if sb := s.Sandbox(); sb != nil && len(sb.ServeOrigins()) > 0 {
+			// Views call the app this session's sandbox serves.
+			csp := r.CSP
+			csp.ConnectDomains = append(append([]string(nil), csp.ConnectDomains...), sb.ServeOrigins()...)
+			meta = map[string]any{"ui": map[string]any{"csp": csp}}
+		}
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
-			URI: r.URI, MIMEType: ui.MIMEType, Text: r.HTML, Meta: r.Meta(),
+			URI: r.URI, MIMEType: ui.MIMEType, Text: r.HTML, Meta: meta,
 		}}}, nil
 	})
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/parselbox/parselbox/host"
 	"github.com/parselbox/parselbox/host/ui"
 )
 
@@ -111,5 +112,29 @@ func TestNoUI(t *testing.T) {
 	}
 	if strings.Contains(cs.InitializeResult().Instructions, "display(") {
 		t.Error("the instructions mention display() with --no-ui")
+	}
+}
+
+// With the workspace served, results say where, the guide explains the
+// app, and the renderer's CSP lets views call it (and nothing else).
+func TestAppsServe(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, Options{Config: host.Config{Serve: &host.ServeConfig{Addr: "127.0.0.1:0"}}})
+	c, _ := newClient(nil)
+	cs := connectInMemory(t, srv, c, "")
+	r := run(t, cs, "@api.get('/one')\ndef one(params):\n    return 1\n'ok'")
+	if !strings.HasPrefix(r.App, "http://127.0.0.1:") {
+		t.Fatalf("the result does not say where the app is: %s", r.Text)
+	}
+	if !strings.Contains(cs.InitializeResult().Instructions, "your workspace is served at "+r.App) {
+		t.Error("the guide does not tell about the app")
+	}
+	read, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: srv.opts.renderer.URI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	csp, _ := json.Marshal(read.Contents[0].Meta)
+	if !strings.Contains(string(csp), `"connectDomains":["`+r.App+`"`) || strings.Contains(string(csp), "resourceDomains") {
+		t.Errorf("renderer csp with serve: %s", csp)
 	}
 }

@@ -42,6 +42,8 @@ type Response struct {
 	Note string
 	// Files are the sandbox paths of the files the execution wrote.
 	Files []string
+	// App is where the workspace is served as a web app (--serve).
+	App string
 	// View is the HTML passed to display(), as a full document. The JSON
 	// of the Response, which the model reads, only says that it was shown;
 	// the MCP server sends the HTML in the result's _meta (ui.ViewMetaKey).
@@ -52,7 +54,7 @@ type Response struct {
 func (r *Response) IsError() bool { return r.Error != "" }
 
 // MarshalJSON writes the keys in a fixed order: result or error, then note,
-// files and view.
+// files, app and view.
 func (r *Response) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	r.write(&b)
@@ -104,6 +106,9 @@ func (r *Response) write(b interface {
 	}
 	if len(r.Files) > 0 {
 		field("files", r.Files)
+	}
+	if r.App != "" && r.Error == "" {
+		field("app", r.App)
 	}
 	if r.View != "" && r.Error == "" {
 		// The HTML goes to the UI (toolResult puts it in _meta), not to

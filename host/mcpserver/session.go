@@ -402,7 +402,11 @@ func (s *session) result(ex *execution) *mcp.CallToolResult {
 		return toolResult(failure("the sandbox could not run the code: %v", ex.err))
 	}
 	s.announce(ex.res.Files)
-	return toolResult(s.shape.response(ex.res))
+	resp := s.shape.response(ex.res)
+	if sb := s.Sandbox(); sb != nil {
+		resp.App = sb.ServeURL()
+	}
+	return toolResult(resp)
 }
 
 // announce registers the files as resources; the go-sdk tells the client
