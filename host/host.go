@@ -21,6 +21,7 @@ import (
 	"github.com/parselbox/parselbox/host/packages"
 	"github.com/parselbox/parselbox/host/router"
 	"github.com/parselbox/parselbox/host/sandbox"
+	"github.com/parselbox/parselbox/host/serve"
 )
 
 // MaxMemoryMB is the most memory 32-bit WebAssembly can address.
@@ -38,6 +39,9 @@ type Sandbox struct {
 	timeout time.Duration
 	closers []func() error // bridges to stop on Close, in reverse order
 	jail    confine.Report // the kernel layers around the sandbox process
+
+	serve      *serve.Server // the workspace as a web app; nil unless Config.Serve
+	runtimeDir string
 
 	pkgs      *packages.Store // nil without packages
 	pkgSource packages.Source
@@ -96,6 +100,9 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	if s.sb, err = sandbox.Start(ctx, opts); err != nil {
 		return nil, fmt.Errorf("starting sandbox: %w", err)
 	}
+	if err := s.startServe(opts.Workspace, opts.FilesDir); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -106,6 +113,7 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 	if err != nil {
 		return sandbox.Options{}, &ConfigError{err}
 	}
+	s.runtimeDir = rt.Dir
 	opts := sandbox.Options{
 		Runtime:  rt,
 		CacheDir: cfg.CacheDir,
@@ -296,6 +304,9 @@ func (s *Sandbox) Execute(ctx context.Context, code string) (*Result, error) {
 		e.End("ok", "", "")
 	}
 	r.ExecutionID = e.ID
+	if r.View != "" {
+		r.View = s.renderView(r.View)
+	}
 	for _, h := range s.cfg.Hooks {
 		if err := h.PostExecute(ctx, code, r); err != nil {
 			return nil, fmt.Errorf("post-execute hook: %w", err)

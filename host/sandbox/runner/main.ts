@@ -105,7 +105,7 @@ const limits: Limits = {
 };
 channel.maxMessage = limits.maxMessage;
 
-const hooks: Runtime["hooks"] = { interrupt: [], idleInterrupt: [], booting: [] };
+const hooks: Runtime["hooks"] = { interrupt: [], idleInterrupt: [], booting: [], begin: [], result: [] };
 let current: number | null = null;
 if (!init.make_snapshot) {
   await watchdog.start(
