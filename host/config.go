@@ -152,6 +152,9 @@ type Config struct {
 	ContextPolicies map[string]ToolPolicy `koanf:"-"`
 	// Hooks observe and may refuse executions and tool calls (Go API only).
 	Hooks []Hook `koanf:"-"`
+	// Observer is told of executions, tool calls and restarts, for
+	// metrics (Go API only; package host/metrics is one).
+	Observer Observer `koanf:"-"`
 	// Logger receives the host's logs; nil discards them (Go API only).
 	Logger hclog.Logger `koanf:"-"`
 	// Notify receives what a person waiting for New should hear: that the
