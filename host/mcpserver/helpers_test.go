@@ -205,6 +205,7 @@ type result struct {
 	Note    string   `json:"note"`
 	Files   []string `json:"files"`
 	View    string   `json:"view"`
+	App     string   `json:"app"`
 	IsError bool     `json:"-"`
 	Text    string   `json:"-"` // the text block
 }

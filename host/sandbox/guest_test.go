@@ -504,7 +504,7 @@ func TestModesMasked(t *testing.T) {
 		fi, _ := os.Stat(d)
 		before[d] = fi.Mode()
 	}
-	sb := start(t, sandbox.Options{Workspace: ws, FilesDir: files, Mounts: []sandbox.Mount{
+	sb := start(t, sandbox.Options{Workspace: ws, FilesDir: files, Mounts: []sandbox.Bind{
 		{Target: "/mnt/rw", Source: rw}, {Target: "/mnt/ro", Source: ro, ReadOnly: true}}})
 	r := run(t, sb, `import os, errno
 open("a", "w").write("x"); os.chmod("a", 0o7777)
@@ -565,7 +565,7 @@ func TestWorkspaceQuota(t *testing.T) {
 		t.Fatal(err)
 	}
 	sb := start(t, sandbox.Options{Workspace: ws, WorkspaceQuota: 1 << 20,
-		Mounts: []sandbox.Mount{{Target: "/mnt/rw", Source: rw}}})
+		Mounts: []sandbox.Bind{{Target: "/mnt/rw", Source: rw}}})
 	r := run(t, sb, `import os, errno
 def attempt(f):
     try:
@@ -675,7 +675,7 @@ func TestSymlinks(t *testing.T) {
 	os.WriteFile(filepath.Join(mnt, "real.txt"), []byte("inside"), 0o644)
 	os.WriteFile(filepath.Join(secret, "secret.txt"), []byte("top secret"), 0o644)
 	os.Symlink(filepath.Join(mnt, "real.txt"), filepath.Join(mnt, "inner"))
-	sb := start(t, sandbox.Options{Workspace: ws, Mounts: []sandbox.Mount{{Target: "/mnt/data", Source: mnt}}})
+	sb := start(t, sandbox.Options{Workspace: ws, Mounts: []sandbox.Bind{{Target: "/mnt/data", Source: mnt}}})
 	run(t, sb, "import os; os.listdir('/mnt/data')") // cached before the links change
 	os.Symlink(filepath.Join(secret, "secret.txt"), filepath.Join(mnt, "escape"))
 	os.Symlink(secret, filepath.Join(mnt, "escdir"))
