@@ -3,12 +3,16 @@ package host_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/parselbox/parselbox/host"
 	"github.com/parselbox/parselbox/host/confine"
@@ -148,6 +152,9 @@ func TestConfinementRequired(t *testing.T) {
 	rep, checkErr := confine.Check(&confine.Spec{Mode: confine.Required})
 	sb, err := host.New(t.Context(), host.Config{RuntimeDir: testenv.Runtime(t).Dir, CacheDir: testenv.CacheDir(t), Confinement: "required"})
 	if checkErr != nil {
+		if os.Getenv(testenv.RequireConfinementEnv) != "" {
+			t.Errorf("this machine cannot confine (%v) and $%s is set", checkErr, testenv.RequireConfinementEnv)
+		}
 		var ce *host.ConfigError
 		if !errors.As(err, &ce) || !errors.Is(err, confine.ErrUnavailable) {
 			t.Errorf("required on a machine without %v: %v", rep.Unavailable(), err)
@@ -223,5 +230,52 @@ open("/mnt/data/m.txt", "w").write("m")`)
 		if got := owner(p); got != [2]uint32{1000, 1001} {
 			t.Errorf("%s after Close: owned by %v, want 1000:1001 (the directory's owner)", p, got)
 		}
+	}
+}
+
+// lines is a logger's output that the test reads once the logger is done.
+type lines struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// The startup log says which kernel layers confine the sandbox (the same
+// summary as sbx.info() and doctor), at Info when all apply and as a
+// warning when some do not or confinement is off.
+func TestStartupLogSaysLayers(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"", "off"} {
+		t.Run("confinement="+mode, func(t *testing.T) {
+			t.Parallel()
+			var out lines
+			log := hclog.New(&hclog.LoggerOptions{Output: &out, Level: hclog.Info, Name: "startup"})
+			sb := newSandbox(t, host.Config{Confinement: mode, Logger: log})
+			got := out.String()
+			rep := sb.Confinement()
+			var want string
+			switch {
+			case mode == "off":
+				want = "[WARN]  startup: kernel confinement is off: Deno's permissions are the sandbox's only wall"
+			case len(rep.Unavailable()) > 0:
+				want = fmt.Sprintf("[WARN]  startup: kernel confinement: some layers are unavailable: mode=best-effort layers=%q", rep.Summary())
+			default:
+				want = fmt.Sprintf("[INFO]  startup: kernel confinement: mode=best-effort layers=%q", rep.Summary())
+			}
+			if !strings.Contains(got, want) {
+				t.Errorf("the log does not say\n%s\nit says:\n%s", want, got)
+			}
+		})
 	}
 }

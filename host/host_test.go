@@ -505,3 +505,22 @@ func TestTimeoutIgnoredKills(t *testing.T) {
 		t.Errorf("the sandbox was not restarted (pid %d)", got)
 	}
 }
+
+// Python sees what bash changed in the workspace within the same execution
+// (bash reaches the files through the host's file system, not Python's):
+// a file bash removed can be created again, and a file bash replaced by a
+// directory is a directory.
+func TestPythonSeesBashChanges(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, host.Config{})
+	r := exec(t, sb, `import os
+open("/workspace/a.txt", "w").write("1")
+open("/workspace/b", "w").write("a file")
+seen = [os.path.exists("/workspace/a.txt"), os.path.isfile("/workspace/b")]
+bash("rm /workspace/a.txt /workspace/b; mkdir /workspace/b; echo in > /workspace/b/x.txt")
+open("/workspace/a.txt", "w").write("2")
+seen + [open("/workspace/a.txt").read(), os.path.isdir("/workspace/b"), open("/workspace/b/x.txt").read()]`)
+	if diff := cmp.Diff([]any{true, true, "2", true, "in\n"}, value(t, r)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

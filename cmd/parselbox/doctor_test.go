@@ -48,6 +48,9 @@ func TestDoctor(t *testing.T) {
 			t.Errorf("required: exit %d, %+v", code, r)
 		}
 	} else {
+		if os.Getenv(testenv.RequireConfinementEnv) != "" {
+			t.Errorf("this machine cannot confine fully (%v) and $%s is set", err, testenv.RequireConfinementEnv)
+		}
 		t.Logf("this machine cannot confine fully: %v", err)
 		code, r, _ = doctor(t, "--confinement", "required")
 		if code != 1 || !strings.Contains(r.Problem, "unavailable") {

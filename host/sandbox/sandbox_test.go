@@ -32,6 +32,11 @@ func start(t *testing.T, opts sandbox.Options) *sandbox.Supervisor {
 	if opts.Logger == nil {
 		opts.Logger = testenv.Logger(t)
 	}
+	if opts.BootTimeout == 0 {
+		// A deadline, not a measure: a cold boot took over 60 s (the
+		// default) on a 2-core machine under a load of 50.
+		opts.BootTimeout = 5 * time.Minute
+	}
 	sb, err := sandbox.Start(t.Context(), opts)
 	if err != nil {
 		t.Fatalf("Start: %v", err)
@@ -243,7 +248,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 // poll polls cond until it holds or a deadline passes, and says which.
 func poll(cond func() bool) bool {
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute) // ends with the event; long for a loaded machine
 	for !cond() {
 		if time.Now().After(deadline) {
 			return false

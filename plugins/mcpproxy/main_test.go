@@ -277,10 +277,11 @@ func findTool(t *testing.T, c sdk.BridgeServer, name string) sdk.ToolInfo {
 	return sdk.ToolInfo{}
 }
 
-// waitFor polls cond until it holds or 10 s have passed.
+// waitFor polls cond until it holds or 2 minutes have passed (it ends with
+// the event; the deadline is for a loaded machine).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

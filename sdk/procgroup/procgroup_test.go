@@ -107,7 +107,7 @@ func TestWaitKillsTheGroup(t *testing.T) {
 	<-p.Done()
 	// The background sleep was SIGKILLed as part of the group; it is a child
 	// of init now, or gone. Poll until it is gone, with a deadline.
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for syscall.Kill(child, 0) == nil && !isZombie(child) {
 		if time.Now().After(deadline) {
 			t.Fatalf("background job %d outlived its group's leader", child)
