@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/parselbox/parselbox/host"
@@ -178,5 +179,21 @@ func TestWasiIsolation(t *testing.T) {
 		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s: a write left the sandbox: %v", p, err)
 		}
+	}
+}
+
+// A WASI command that never ends blocks the sandbox: at the timeout the
+// host restarts it and says so; the next execution works, WASI included.
+func TestWasiRunaway(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	wasmFixtures(t, out, map[string]string{"bin/spin.wasm": "spin", "bin/hello.wasm": "hello"})
+	sb := newSandbox(t, host.Config{OutputDir: out, Timeout: 2 * time.Second})
+	e := raised(t, exec(t, sb, `bash("spin")`), "")
+	if !strings.Contains(e.Message, "timed out after 2s") || !strings.Contains(e.Message, "restarted") {
+		t.Errorf("runaway: %s: %s", e.Type, e.Message)
+	}
+	if got := value(t, exec(t, sb, `bash("hello")`)); got != "hello from wasi\n" {
+		t.Errorf("after the restart: %q", got)
 	}
 }

@@ -284,6 +284,9 @@ func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 	if s.snapshot != "" {
 		perms.read = append(perms.read, s.snapshot)
 	}
+	// just-bash, imported by the first bash() call: public code, kept
+	// readable (lockdown.ts revokes the runtime's other files).
+	perms.read = append(perms.read, o.Runtime.JustBash...)
 	for _, r := range s.roots {
 		perms.read = append(perms.read, r.Dir)
 		if !r.ReadOnly {
