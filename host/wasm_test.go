@@ -34,6 +34,7 @@ func TestWasm(t *testing.T) {
 	out, ro := t.TempDir(), t.TempDir()
 	wasmFixtures(t, out, map[string]string{
 		"add.wasm": "add", "foreign.wasm": "foreign", "bin/hello.wasm": "hello", "cat.wasm": "cat", "write.wasm": "write",
+		"hello0.wasm": "hello0",
 	})
 	os.WriteFile(filepath.Join(ro, "ref.txt"), []byte("read-only data"), 0o644)
 	in := filepath.Join(t.TempDir(), "in.txt")
@@ -56,6 +57,10 @@ func TestWasm(t *testing.T) {
 	r := exec(t, sb, `hello = load_wasm("bin/hello.wasm"); r = hello(); [hello.__name__, r["exit"], r["stdout"].decode(), r["stderr"], r["missing"], help(hello).split("\n")[0]]`)
 	if diff := cmp.Diff([]any{"hello", 0.0, "hello from wasi\n", "", []any{}, "WASI command 'hello' — runs sandboxed, in-process."}, value(t, r)); diff != "" {
 		t.Errorf("hello (-want +got):\n%s", diff)
+	}
+	// The legacy WASI (wasi_unstable).
+	if got := value(t, exec(t, sb, `load_wasm("hello0.wasm")()["stdout"].decode()`)); got != "hello from wasi_unstable\nF" {
+		t.Errorf("wasi_unstable: %q", got)
 	}
 	// stdin, files through the preopened "/" and through /workspace.
 	r = exec(t, sb, `cat = load_wasm("cat.wasm")
