@@ -12,9 +12,15 @@
 //     and the other host drivers, even called without a mount; mountNodeFS;
 //     Emscripten's preloading; loading packages from paths or URLs) are
 //     gone; FS.mount takes MEMFS only. Packages are the host's job.
+//   - No process: Emscripten's system() (which C code reaches through
+//     ctypes) calls node:child_process, which Deno refuses by throwing out
+//     of the WebAssembly import, a fatal error for the interpreter. The
+//     module's functions are replaced: spawnSync reports a command that
+//     could not run (status 127), the others throw, and Python lives on.
 //   - Pyodide's configuration holds no host path (nor the snapshot's bytes,
 //     which it would keep in memory for nothing).
 
+import { createRequire } from "node:module";
 import { channel } from "./channel.ts";
 import type { HostFS } from "./hostfs.ts";
 
@@ -32,6 +38,7 @@ export interface RuntimePaths {
 export function lockdown(py: Any, fs: HostFS, paths: RuntimePaths): void {
   hideStackPaths(fs, paths);
   closeFileSystems(py);
+  closeProcesses();
   scrubConfig(py, paths);
   revoke(fs, paths);
 }
@@ -119,6 +126,19 @@ function disable(driver: Any, name: string): void {
     for (const key of Object.keys(obj)) {
       if (typeof obj[key] === "function") obj[key] = refuse(`${name}.${key}`);
     }
+  }
+}
+
+function closeProcesses(): void {
+  const cp = createRequire(import.meta.url)("node:child_process");
+  const why = "processes cannot be started in the sandbox";
+  for (const name of Object.keys(cp)) {
+    if (typeof cp[name] !== "function" || /^[A-Z]/.test(name)) continue;
+    cp[name] = name === "spawnSync"
+      ? () => ({ pid: 0, output: [null, null, null], stdout: null, stderr: null, status: 127, signal: null, error: new Error(why) })
+      : () => {
+        throw new Error(`child_process.${name}: ${why}`);
+      };
   }
 }
 
