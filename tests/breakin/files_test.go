@@ -1,6 +1,7 @@
 package breakin
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -306,6 +307,10 @@ func pyq(s string) string {
 		case '\n':
 			b.WriteString(`\n`)
 		default:
+			if r < 0x20 || r == 0x7f {
+				fmt.Fprintf(&b, `\x%02x`, r)
+				continue
+			}
 			b.WriteRune(r)
 		}
 	}
