@@ -91,7 +91,7 @@ func (b *bench) runShell(ctx context.Context) error {
 		sb.Close()
 		b.add("bash_echo_p50_ms", percentile(bash, 50))
 		b.add("wasi_hello_p50_ms", percentile(wasi, 50))
-		if b.only == "shell" { // the baseline, measured alongside
+		if !b.measures("exec") { // the baseline, measured alongside
 			b.add("exec_p50_ms", percentile(plain, 50))
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/parselbox/parselbox/host/packages"
+	"github.com/parselbox/parselbox/host/serve"
+	"github.com/parselbox/parselbox/host/ui"
 )
 
 // Prompt returns the guide text for an agent's system prompt: what the
@@ -54,6 +56,12 @@ func (s *Sandbox) Prompt() string {
 	}
 	b.WriteString(guideShell)
 	b.WriteString(guideTools)
+	if s.cfg.UI {
+		b.WriteString(ui.Guide)
+	}
+	if s.serve != nil {
+		b.WriteString(serve.Guide(s.serve.URL()))
+	}
 	return b.String()
 }
 

@@ -38,7 +38,12 @@ export function mountHostFS(py: Any, hostfs: HostFS): void {
     }
   };
 
-  // where returns a node's root and its path relative to the root.
+  // where returns a node's root and its path relative to the root. The
+  // root is found by the mount point's sandbox path, never kept on the
+  // mount: mount options are visible to Python (FS.lookupPath(p).node.mount)
+  // and must hold no host path, and a node made by hand can name nothing
+  // but a sandbox path.
+  const roots = new Map<string, Root>(hostfs.roots.map((r) => [r.target, r]));
   const where = (node: Any): [Root, string] => {
     const parts: string[] = [];
     while (node.parent !== node) {
@@ -46,7 +51,9 @@ export function mountHostFS(py: Any, hostfs: HostFS): void {
       node = node.parent;
     }
     parts.reverse();
-    return [node.mount.opts.root, parts.join("/")];
+    const root = roots.get(node.mount?.mountpoint);
+    if (!root) throw new Errno(ERRNO.EIO);
+    return [root, parts.join("/")];
   };
   const child = (rel: string, name: string) => (rel === "" ? name : rel + "/" + name);
 
@@ -79,7 +86,9 @@ export function mountHostFS(py: Any, hostfs: HostFS): void {
 
   const HOSTFS: Any = {
     mount(mount: Any) {
-      const st = run(() => hostfs.lstat(mount.opts.root, ""));
+      const root = roots.get(mount.mountpoint);
+      if (!root) throw new Errno(ERRNO.EINVAL);
+      const st = run(() => hostfs.lstat(root, ""));
       return HOSTFS.createNode(null, "/", st.mode, 0);
     },
     createNode(parent: Any, name: string, mode: number, _dev: number) {
@@ -198,6 +207,30 @@ export function mountHostFS(py: Any, hostfs: HostFS): void {
     },
   };
 
+  // Emscripten keeps the nodes it looked up in a name table and trusts
+  // them on the next lookup. The host (or bash, JS and WASI, which use
+  // HostFS directly) may have removed or replaced the file since: a node
+  // of ours found in the table is checked against the host first, and
+  // dropped when the file is gone or no longer of its type, so that the
+  // lookup asks the host again. Mount points stay.
+  const lookupNode = FS.lookupNode;
+  FS.lookupNode = (parent: Any, name: string) => {
+    if (parent.node_ops === HOSTFS.node_ops) {
+      for (let node = FS.nameTable[FS.hashName(parent.id, name)]; node; node = node.name_next) {
+        if (node.parent.id !== parent.id || node.name !== name) continue;
+        if (node.mounted) break;
+        const [root, rel] = where(node);
+        let fresh = false;
+        try {
+          fresh = (hostfs.lstat(root, rel).mode & S_IFMT) === (node.mode & S_IFMT);
+        } catch (_) { /* gone or refused: looked up again below */ }
+        if (!fresh) FS.hashRemoveNode(node);
+        break;
+      }
+    }
+    return lookupNode.call(FS, parent, name);
+  };
+
   const mkdirs = (p: string) => {
     let cur = "";
     for (const part of p.split("/").filter(Boolean)) {
@@ -209,6 +242,6 @@ export function mountHostFS(py: Any, hostfs: HostFS): void {
   };
   for (const root of hostfs.roots) {
     mkdirs(root.target);
-    FS.mount(HOSTFS, { root }, root.target);
+    FS.mount(HOSTFS, {}, root.target);
   }
 }
