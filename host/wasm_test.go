@@ -58,6 +58,10 @@ func TestWasm(t *testing.T) {
 	if diff := cmp.Diff([]any{"hello", 0.0, "hello from wasi\n", "", []any{}, "WASI command 'hello' — runs sandboxed, in-process."}, value(t, r)); diff != "" {
 		t.Errorf("hello (-want +got):\n%s", diff)
 	}
+	// require() gives the same: a library's exports, a command's callable.
+	if got := value(t, exec(t, sb, `add = require("./add.wasm"); h = require("./bin/hello.wasm"); [add.add(20, 22), h()["stdout"].decode(), js("return add.add(1, 2)")]`)); !cmp.Equal(got, []any{42.0, "hello from wasi\n", 3.0}) {
+		t.Errorf("require: %v", got)
+	}
 	// The legacy WASI (wasi_unstable).
 	if got := value(t, exec(t, sb, `load_wasm("hello0.wasm")()["stdout"].decode()`)); got != "hello from wasi_unstable\nF" {
 		t.Errorf("wasi_unstable: %q", got)
