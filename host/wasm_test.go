@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/parselbox/parselbox/host"
@@ -33,6 +34,7 @@ func TestWasm(t *testing.T) {
 	out, ro := t.TempDir(), t.TempDir()
 	wasmFixtures(t, out, map[string]string{
 		"add.wasm": "add", "foreign.wasm": "foreign", "bin/hello.wasm": "hello", "cat.wasm": "cat", "write.wasm": "write",
+		"hello0.wasm": "hello0",
 	})
 	os.WriteFile(filepath.Join(ro, "ref.txt"), []byte("read-only data"), 0o644)
 	in := filepath.Join(t.TempDir(), "in.txt")
@@ -55,6 +57,14 @@ func TestWasm(t *testing.T) {
 	r := exec(t, sb, `hello = load_wasm("bin/hello.wasm"); r = hello(); [hello.__name__, r["exit"], r["stdout"].decode(), r["stderr"], r["missing"], help(hello).split("\n")[0]]`)
 	if diff := cmp.Diff([]any{"hello", 0.0, "hello from wasi\n", "", []any{}, "WASI command 'hello' — runs sandboxed, in-process."}, value(t, r)); diff != "" {
 		t.Errorf("hello (-want +got):\n%s", diff)
+	}
+	// require() gives the same: a library's exports, a command's callable.
+	if got := value(t, exec(t, sb, `add = require("./add.wasm"); h = require("./bin/hello.wasm"); [add.add(20, 22), h()["stdout"].decode(), js("return add.add(1, 2)")]`)); !cmp.Equal(got, []any{42.0, "hello from wasi\n", 3.0}) {
+		t.Errorf("require: %v", got)
+	}
+	// The legacy WASI (wasi_unstable).
+	if got := value(t, exec(t, sb, `load_wasm("hello0.wasm")()["stdout"].decode()`)); got != "hello from wasi_unstable\nF" {
+		t.Errorf("wasi_unstable: %q", got)
 	}
 	// stdin, files through the preopened "/" and through /workspace.
 	r = exec(t, sb, `cat = load_wasm("cat.wasm")
@@ -178,5 +188,21 @@ func TestWasiIsolation(t *testing.T) {
 		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s: a write left the sandbox: %v", p, err)
 		}
+	}
+}
+
+// A WASI command that never ends blocks the sandbox: at the timeout the
+// host restarts it and says so; the next execution works, WASI included.
+func TestWasiRunaway(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	wasmFixtures(t, out, map[string]string{"bin/spin.wasm": "spin", "bin/hello.wasm": "hello"})
+	sb := newSandbox(t, host.Config{OutputDir: out, Timeout: 2 * time.Second})
+	e := raised(t, exec(t, sb, `bash("spin")`), "")
+	if !strings.Contains(e.Message, "timed out after 2s") || !strings.Contains(e.Message, "restarted") {
+		t.Errorf("runaway: %s: %s", e.Type, e.Message)
+	}
+	if got := value(t, exec(t, sb, `bash("hello")`)); got != "hello from wasi\n" {
+		t.Errorf("after the restart: %q", got)
 	}
 }

@@ -44,8 +44,17 @@ type task struct {
 	mu      sync.Mutex
 	logPath string
 	logFile *os.File
+	logSize int64 // bytes in the log file
 	log     hclog.Logger
 }
+
+// MaxTaskLogBytes caps one task's log file: past it, the older half is
+// dropped (the file keeps its last lines, which task.tail() reads), so
+// that a chatty tool cannot fill the workspace's disk.
+const MaxTaskLogBytes = 1 << 20
+
+// taskLogDropped heads a log whose older lines were dropped.
+const taskLogDropped = "[earlier lines dropped: the log is capped]\n"
 
 // inboxSize bounds the messages waiting for a running call; a sender blocks
 // (the sandbox's send() waits) when the bridge does not read them.
@@ -176,18 +185,47 @@ func (t *task) Log(line string) {
 			t.logPath = ""
 			return
 		}
-		f, err := os.OpenFile(t.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		f, err := os.OpenFile(t.logPath, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
 		if err != nil {
 			t.log.Warn("task log", "task", t.id, "error", err)
 			t.logPath = ""
 			return
 		}
 		t.logFile = f
+		if fi, err := f.Stat(); err == nil {
+			t.logSize = fi.Size()
+		}
 	}
 	line = strings.TrimRight(line, "\n")
-	if _, err := t.logFile.WriteString(line + "\n"); err != nil {
+	if len(line) > MaxTaskLogBytes/4 {
+		line = line[:MaxTaskLogBytes/4] + " [line cut]"
+	}
+	if t.logSize+int64(len(line))+1 > MaxTaskLogBytes {
+		t.shrinkLog()
+	}
+	n, err := t.logFile.WriteString(line + "\n")
+	t.logSize += int64(n)
+	if err != nil {
 		t.log.Warn("task log", "task", t.id, "error", err)
 	}
+}
+
+// shrinkLog keeps the newer half of the log file, from a line start.
+// t.mu is held.
+func (t *task) shrinkLog() {
+	keep := make([]byte, MaxTaskLogBytes/2)
+	n, _ := t.logFile.ReadAt(keep, t.logSize-int64(len(keep)))
+	keep = keep[:n]
+	if i := strings.IndexByte(string(keep), '\n'); i >= 0 {
+		keep = keep[i+1:]
+	}
+	if err := t.logFile.Truncate(0); err != nil {
+		t.log.Warn("task log", "task", t.id, "error", err)
+		return
+	}
+	n1, _ := t.logFile.WriteString(taskLogDropped)
+	n2, _ := t.logFile.Write(keep)
+	t.logSize = int64(n1 + n2)
 }
 
 // Progress appends a progress line to the task's log:

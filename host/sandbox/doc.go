@@ -77,7 +77,10 @@
 // stacks or configuration, no NODEFS). The Python half is the package
 // runner/python/_parselbox, one module per concern, imported before the
 // snapshot is taken. A new feature (bash, js, WASI, display) adds a file in
-// features/ and, if it has a Python side, a module in _parselbox.
+// features/ and, if it has a Python side, a module in _parselbox. bash()
+// is features/bash.ts, just-bash over bashfs.ts (the HostFS again);
+// WebAssembly is wasm.ts (the loader, for every caller) and wasi.ts
+// (preview1 over the HostFS), reached through features/wasm.ts.
 //
 // # Between executions
 //

@@ -597,8 +597,8 @@ out`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.QuotaUsedBytes != 500_000 {
-		t.Errorf("quota used: %d, want 500000", info.QuotaUsedBytes)
+	if info.QuotaUsedBytes != 500_000+3*4096 { // the data, and a block for each of 3 files
+		t.Errorf("quota used: %d, want %d", info.QuotaUsedBytes, 500_000+3*4096)
 	}
 }
 

@@ -63,6 +63,8 @@ type process struct {
 	nextID     int64
 	pending    map[int64]chan *message      // our requests awaiting a response
 	serving    map[int64]context.CancelFunc // the sandbox's requests being served
+	inFlight   int64                        // bytes of the requests being served
+	rejecting  int                          // refusals being sent (see dispatch)
 	killReason string
 	killDetail string // what the sandbox said about a fatal error or a runaway
 
@@ -86,6 +88,17 @@ type process struct {
 type protocolLimits struct {
 	maxMessage int64 // bytes of one line, either way
 }
+
+// MaxCallsInFlight bounds the sandbox's requests (tool calls, tasks) that
+// the host serves at once; MaxBytesInFlight, in messages of
+// max_message_size, bounds the bytes of their arguments. A request past
+// either is refused at once with a RuntimeError in Python, so that a guest
+// starting tasks in a loop cannot make the host hold unbounded goroutines
+// and memory.
+const (
+	MaxCallsInFlight = 1024
+	MaxBytesInFlight = 4 // × max_message_size
+)
 
 // spawnSpec is what it takes to start one process.
 type spawnSpec struct {
@@ -430,6 +443,7 @@ func (p *process) dispatch(line []byte) {
 		}
 		ch <- m
 	case m.ID != nil: // a request from the sandbox
+		size := int64(len(line))
 		ctx, cancel := context.WithCancel(p.ctx)
 		p.mu.Lock()
 		if old := p.serving[*m.ID]; old != nil {
@@ -438,9 +452,31 @@ func (p *process) dispatch(line []byte) {
 			p.log.Warn("ignoring a request whose id is in use", "id", *m.ID)
 			return
 		}
+		if refusal := p.overLimits(size); refusal != nil {
+			cancel()
+			if p.rejecting >= MaxCallsInFlight {
+				p.mu.Unlock()
+				p.log.Warn("dropping a request past the limits of requests in flight", "id", *m.ID)
+				return
+			}
+			p.rejecting++
+			p.mu.Unlock()
+			// Replied from a goroutine: the reader never blocks on the
+			// sandbox's stdin.
+			go func(id int64) {
+				defer func() {
+					p.mu.Lock()
+					p.rejecting--
+					p.mu.Unlock()
+				}()
+				_ = p.send(&message{ID: &id, Error: refusal})
+			}(*m.ID)
+			return
+		}
 		p.serving[*m.ID] = cancel
+		p.inFlight += size
 		p.mu.Unlock()
-		go p.serve(ctx, cancel, *m.ID, m.Method, m.Params)
+		go p.serve(ctx, cancel, *m.ID, m.Method, m.Params, size)
 	default:
 		p.notification(m.Method, m.Params)
 	}
@@ -509,11 +545,27 @@ func (p *process) notification(method string, params json.RawMessage) {
 	}
 }
 
-func (p *process) serve(ctx context.Context, cancel context.CancelFunc, id int64, method string, params json.RawMessage) {
+// overLimits is the error for a request of size bytes that would pass the
+// limits of requests in flight, or nil. p.mu is held.
+func (p *process) overLimits(size int64) *Error {
+	if n := len(p.serving); n >= MaxCallsInFlight {
+		return &Error{Type: "RuntimeError", Message: fmt.Sprintf(
+			"too many tool calls in flight: %d are running, the most the host serves at once; wait for some to finish (await the tasks) before starting more", n)}
+	}
+	if limit := MaxBytesInFlight * p.limits.maxMessage; p.inFlight+size > limit {
+		return &Error{Type: "RuntimeError", Message: fmt.Sprintf(
+			"the tool calls in flight would hold %d bytes of arguments, over the limit of %d bytes (%d × max_message_size); wait for some to finish before starting more",
+			p.inFlight+size, limit, MaxBytesInFlight)}
+	}
+	return nil
+}
+
+func (p *process) serve(ctx context.Context, cancel context.CancelFunc, id int64, method string, params json.RawMessage, size int64) {
 	defer func() {
 		cancel()
 		p.mu.Lock()
 		delete(p.serving, id)
+		p.inFlight -= size
 		p.mu.Unlock()
 	}()
 	var (

@@ -53,11 +53,12 @@ var runnerHash = func() string {
 const entryPoint = "main.ts"
 
 // installRunner writes the runner into cacheDir, once per runner version and
-// runtime, and returns its directory. deps.ts imports Pyodide and just-bash
-// by absolute path, statically, so the sandbox needs no read permission on the module
-// files themselves.
+// runtime, and returns its directory. deps.ts imports Pyodide by absolute
+// path, statically, so the sandbox needs no read permission on the module
+// files themselves; it names just-bash's module, which the first bash()
+// call imports (its ~1 MB would slow every boot).
 func installRunner(cacheDir string, rt *Runtime) (string, error) {
-	deps := fmt.Sprintf("export { loadPyodide } from %q;\nexport { default as createPyodideModule } from %q;\nexport * as justBash from %q;\n",
+	deps := fmt.Sprintf("export { loadPyodide } from %q;\nexport { default as createPyodideModule } from %q;\nexport const justBashURL = %q;\n",
 		fileURL(filepath.Join(rt.Pyodide, "pyodide.mjs")), fileURL(filepath.Join(rt.Pyodide, "pyodide.asm.mjs")),
 		fileURL(filepath.Join(rt.Modules, filepath.FromSlash(justBashModule))))
 	sum := sha256.Sum256([]byte(runnerHash + "\x00" + deps))

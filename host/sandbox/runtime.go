@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 )
 
 // RuntimeEnv names the environment variable that points at the runtime
@@ -24,6 +25,10 @@ type Runtime struct {
 	// Modules is the runtime's node_modules directory: just-bash (bash())
 	// and its dependencies are imported from there.
 	Modules string
+	// JustBash are the directories of just-bash and of the packages it
+	// imports (their dependencies included): the sandbox reads them when
+	// the first bash() call imports it.
+	JustBash []string
 	// PyodideVersion is the version from Pyodide's package.json.
 	PyodideVersion string
 }
@@ -91,6 +96,9 @@ func loadRuntime(dir string) (*Runtime, error) {
 	if _, err := os.Stat(filepath.Join(rt.Modules, filepath.FromSlash(justBashModule))); err != nil {
 		return nil, fmt.Errorf("%s: just-bash not installed: %w", dir, err)
 	}
+	if rt.JustBash, err = packageClosure(rt.Modules, append([]string{"just-bash"}, justBashImports...)); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
 	for _, f := range pyodideFiles {
 		if _, err := os.Stat(filepath.Join(rt.Pyodide, f)); err != nil {
 			return nil, fmt.Errorf("%s: incomplete pyodide: %w", dir, err)
@@ -100,9 +108,44 @@ func loadRuntime(dir string) (*Runtime, error) {
 }
 
 // justBashModule is just-bash's single-file ES module (the shell behind
-// bash()), relative to node_modules. Its few bare imports (minimatch, diff,
-// sprintf-js, turndown) resolve in node_modules (--node-modules-dir=manual).
+// bash()), relative to node_modules. Its few bare imports (justBashImports)
+// resolve in node_modules (--node-modules-dir=manual).
 const justBashModule = "just-bash/dist/bundle/browser.js"
+
+var justBashImports = []string{"diff", "minimatch", "sprintf-js", "turndown"}
+
+// packageClosure is the directories of the named packages of node_modules
+// and of their dependencies, transitively (a flat node_modules, as npm
+// installs it).
+func packageClosure(modules string, names []string) ([]string, error) {
+	seen := map[string]bool{}
+	var dirs []string
+	for len(names) > 0 {
+		name := names[0]
+		names = names[1:]
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		dir := filepath.Join(modules, filepath.FromSlash(name))
+		b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+		if err != nil {
+			return nil, fmt.Errorf("package %s (needed by just-bash) not installed: %w", name, err)
+		}
+		var pkg struct {
+			Dependencies map[string]string `json:"dependencies"`
+		}
+		if err := json.Unmarshal(b, &pkg); err != nil {
+			return nil, fmt.Errorf("package %s: %w", name, err)
+		}
+		dirs = append(dirs, dir)
+		for dep := range pkg.Dependencies {
+			names = append(names, dep)
+		}
+	}
+	sort.Strings(dirs)
+	return dirs, nil
+}
 
 // pyodideFiles are the data files Pyodide reads at run time; the sandbox may
 // read these and nothing else of the runtime (modules are imported statically).

@@ -293,6 +293,9 @@ func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 	if s.snapshot != "" {
 		perms.read = append(perms.read, s.snapshot)
 	}
+	// just-bash, imported after boot: public code, kept readable
+	// (lockdown.ts revokes the runtime's other files).
+	perms.read = append(perms.read, o.Runtime.JustBash...)
 	if o.NPMDir != "" {
 		dir, err := filepath.EvalSymlinks(o.NPMDir)
 		if err != nil {

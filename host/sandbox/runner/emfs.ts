@@ -38,7 +38,12 @@ export function mountHostFS(py: Any, hostfs: HostFS): void {
     }
   };
 
-  // where returns a node's root and its path relative to the root.
+  // where returns a node's root and its path relative to the root. The
+  // root is found by the mount point's sandbox path, never kept on the
+  // mount: mount options are visible to Python (FS.lookupPath(p).node.mount)
+  // and must hold no host path, and a node made by hand can name nothing
+  // but a sandbox path.
+  const roots = new Map<string, Root>(hostfs.roots.map((r) => [r.target, r]));
   const where = (node: Any): [Root, string] => {
     const parts: string[] = [];
     while (node.parent !== node) {
@@ -46,7 +51,9 @@ export function mountHostFS(py: Any, hostfs: HostFS): void {
       node = node.parent;
     }
     parts.reverse();
-    return [node.mount.opts.root, parts.join("/")];
+    const root = roots.get(node.mount?.mountpoint);
+    if (!root) throw new Errno(ERRNO.EIO);
+    return [root, parts.join("/")];
   };
   const child = (rel: string, name: string) => (rel === "" ? name : rel + "/" + name);
 
@@ -79,7 +86,9 @@ export function mountHostFS(py: Any, hostfs: HostFS): void {
 
   const HOSTFS: Any = {
     mount(mount: Any) {
-      const st = run(() => hostfs.lstat(mount.opts.root, ""));
+      const root = roots.get(mount.mountpoint);
+      if (!root) throw new Errno(ERRNO.EINVAL);
+      const st = run(() => hostfs.lstat(root, ""));
       return HOSTFS.createNode(null, "/", st.mode, 0);
     },
     createNode(parent: Any, name: string, mode: number, _dev: number) {
@@ -233,6 +242,6 @@ export function mountHostFS(py: Any, hostfs: HostFS): void {
   };
   for (const root of hostfs.roots) {
     mkdirs(root.target);
-    FS.mount(HOSTFS, { root }, root.target);
+    FS.mount(HOSTFS, {}, root.target);
   }
 }

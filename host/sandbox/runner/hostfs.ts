@@ -15,8 +15,11 @@
 //   - Read-only roots refuse every change (EROFS, "Read-only file system",
 //     as a read-only mount does on Linux).
 //   - Quota: what the writable roots hold (counted from what is there at
-//     start) cannot grow beyond the limit: a write or truncate that would
-//     pass it fails with ENOSPC and writes nothing.
+//     start) cannot grow beyond the limit: a write, truncate, new file or
+//     new directory that would pass it fails with ENOSPC and writes
+//     nothing. Every entry counts ENTRY_BYTES besides its data, so that
+//     empty files and directories cannot fill the disk's inodes; a file
+//     removed while the sandbox still holds it open counts until closed.
 //   - Tracking: the sandbox paths of files created or written are recorded
 //     for the execution's result.
 //
@@ -48,6 +51,10 @@ interface OpenFile {
   write: boolean;
 }
 
+/** What an entry (file, directory) costs in the quota besides its data:
+ * one block. */
+export const ENTRY_BYTES = 4096;
+
 /** The error for a quota refusal, shared with adapters. */
 export const QUOTA_EXCEEDED = "ENOSPC";
 
@@ -58,6 +65,8 @@ export class HostFS {
   /** Sandbox paths created or written since the last take(). */
   private changed = new Set<string>();
   private open_ = new Map<number, OpenFile>();
+  /** Inodes of files removed while open: freed when the last fd closes. */
+  private orphans = new Set<number>();
 
   constructor(roots: Root[], quotaBytes: number) {
     this.roots = roots;
@@ -176,23 +185,27 @@ export class HostFS {
   mkdir(root: Root, rel: string, mode: number): void {
     this.writable(root);
     const p = this.confine(root, rel);
+    this.grow(ENTRY_BYTES);
     try {
       fs.mkdirSync(p, { mode: mode & MODE_MASK });
     } catch (e) {
       throw fsError(e);
     }
+    this.quota.used += ENTRY_BYTES;
   }
 
   /** Creates an empty regular file (it must not exist). */
   create(root: Root, rel: string, mode: number): void {
     this.writable(root);
     const p = this.confine(root, rel);
+    this.grow(ENTRY_BYTES);
     try {
       const fd = fs.openSync(p, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, mode & MODE_MASK);
       fs.closeSync(fd);
     } catch (e) {
       throw fsError(e);
     }
+    this.quota.used += ENTRY_BYTES;
     this.track(root, rel);
   }
 
@@ -235,32 +248,56 @@ export class HostFS {
     this.writable(root);
     const src = this.confine(root, from);
     const dst = this.confine(root, to);
-    let freed = 0;
+    let replaced: fs.Stats | null = null;
     try {
-      const st = fs.lstatSync(dst);
-      if ((st.mode & S_IFMT) === S_IFREG && st.nlink === 1) freed = st.size;
+      replaced = fs.lstatSync(dst);
     } catch (_) { /* no target */ }
     try {
       fs.renameSync(src, dst);
     } catch (e) {
       throw fsError(e);
     }
-    this.quota.used = Math.max(0, this.quota.used - freed);
+    if (replaced) this.release(replaced);
     this.track(root, to);
   }
 
   unlink(root: Root, rel: string): void {
     this.writable(root);
     const p = this.confine(root, rel);
-    let freed = 0;
+    let st: fs.Stats;
     try {
-      const st = fs.lstatSync(p);
-      if ((st.mode & S_IFMT) === S_IFREG && st.nlink === 1) freed = st.size;
+      st = fs.lstatSync(p);
       fs.unlinkSync(p);
     } catch (e) {
       throw fsError(e);
     }
+    this.release(st);
+  }
+
+  // release gives back the quota of an entry that was removed (or
+  // replaced): its block, and a regular file's data unless another link
+  // keeps it. A file the sandbox still holds open keeps counting until
+  // its last fd is closed.
+  private release(st: fs.Stats): void {
+    let freed = ENTRY_BYTES;
+    if ((st.mode & S_IFMT) === S_IFREG && st.nlink === 1) {
+      if (this.isOpen(st.ino)) {
+        this.orphans.add(st.ino);
+        return;
+      }
+      freed += st.size;
+    }
     this.quota.used = Math.max(0, this.quota.used - freed);
+  }
+
+  private isOpen(ino: number, except?: number): boolean {
+    for (const fd of this.open_.keys()) {
+      if (fd === except) continue;
+      try {
+        if (fs.fstatSync(fd).ino === ino) return true;
+      } catch (_) { /* closed meanwhile */ }
+    }
+    return false;
   }
 
   rmdir(root: Root, rel: string): void {
@@ -272,6 +309,7 @@ export class HostFS {
     } catch (e) {
       throw fsError(e);
     }
+    this.quota.used = Math.max(0, this.quota.used - ENTRY_BYTES);
   }
 
   symlink(root: Root, _rel: string, _target: string): never {
@@ -308,6 +346,15 @@ export class HostFS {
   }
 
   close(fd: number): void {
+    if (this.orphans.size > 0 && this.open_.has(fd)) {
+      try {
+        const st = fs.fstatSync(fd);
+        if (this.orphans.has(st.ino) && !this.isOpen(st.ino, fd)) {
+          this.orphans.delete(st.ino);
+          this.quota.used = Math.max(0, this.quota.used - st.size - ENTRY_BYTES);
+        }
+      } catch (_) { /* closed below */ }
+    }
     this.open_.delete(fd);
     try {
       fs.closeSync(fd);
@@ -404,7 +451,8 @@ export function fsError(e: unknown): FsError {
 }
 
 /** usage sums the sizes of the regular files under dir (not following
- * links), up to a bound on the entries visited. */
+ * links) and ENTRY_BYTES for each entry, up to a bound on the entries
+ * visited. */
 function usage(dir: string): number {
   let total = 0, seen = 0;
   const stack = [dir];
@@ -418,6 +466,7 @@ function usage(dir: string): number {
     }
     for (const n of names) {
       seen++;
+      total += ENTRY_BYTES;
       try {
         const st = fs.lstatSync(d + "/" + n);
         const t = st.mode & S_IFMT;

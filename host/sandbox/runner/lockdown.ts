@@ -8,12 +8,19 @@
 //     and the host is told.)
 //   - JS stack traces name no host path: runtime files appear as
 //     parselbox:/ and pyodide:/ URLs. The formatter cannot be replaced.
-//   - Pyodide's ways to reach the host file system without HostFS (NODEFS,
-//     mountNodeFS, loading packages from paths or URLs) are gone; FS.mount
-//     takes MEMFS only. Packages are the host's job.
+//   - Pyodide's ways to reach the host file system without HostFS (NODEFS
+//     and the other host drivers, even called without a mount; mountNodeFS;
+//     Emscripten's preloading; loading packages from paths or URLs) are
+//     gone; FS.mount takes MEMFS only. Packages are the host's job.
+//   - No process: Emscripten's system() (which C code reaches through
+//     ctypes) calls node:child_process, which Deno refuses by throwing out
+//     of the WebAssembly import, a fatal error for the interpreter. The
+//     module's functions are replaced: spawnSync reports a command that
+//     could not run (status 127), the others throw, and Python lives on.
 //   - Pyodide's configuration holds no host path (nor the snapshot's bytes,
 //     which it would keep in memory for nothing).
 
+import { createRequire } from "node:module";
 import { channel } from "./channel.ts";
 import type { HostFS } from "./hostfs.ts";
 
@@ -31,6 +38,7 @@ export interface RuntimePaths {
 export function lockdown(py: Any, fs: HostFS, paths: RuntimePaths): void {
   hideStackPaths(fs, paths);
   closeFileSystems(py);
+  closeProcesses();
   scrubConfig(py, paths);
   revoke(fs, paths);
 }
@@ -70,10 +78,32 @@ function refuse(what: string) {
   };
 }
 
+// The Emscripten drivers that reach the host's files (NODEFS and the
+// like). Besides FS.filesystems, the module exports each by name, and a
+// driver's functions work without a mount (a hand-made node is enough):
+// every function of theirs is replaced, and the exports are removed.
+const HOST_DRIVERS = ["NODEFS", "NODERAWFS", "PROXYFS", "IDBFS", "WORKERFS", "OPFS"];
+
+// The loaders that read a path or URL of the host into the in-memory file
+// system (Emscripten's preloading), on FS and as module exports.
+const LOADERS = ["createPreloadedFile", "preloadFile", "createLazyFile", "forceLoadFile"];
+
 function closeFileSystems(py: Any): void {
   const FS = py.FS;
   const MEMFS = FS.filesystems.MEMFS;
   for (const name of Object.keys(FS.filesystems)) if (name !== "MEMFS") delete FS.filesystems[name];
+  const module = py._module;
+  for (const name of HOST_DRIVERS) {
+    const driver = module?.[name];
+    if (driver && typeof driver === "object") disable(driver, name);
+    try {
+      delete module[name];
+    } catch (_) { /* not configurable: disabled above */ }
+  }
+  for (const name of LOADERS) {
+    if (typeof FS[name] === "function") FS[name] = refuse(`FS.${name}`);
+    if (module && typeof module["FS_" + name] === "function") module["FS_" + name] = refuse(`FS.${name}`);
+  }
   const mount = FS.mount;
   FS.mount = (type: Any, opts: Any, mountpoint: string) => {
     if (type !== MEMFS) throw new Error("FS.mount: only MEMFS can be mounted in the sandbox");
@@ -85,6 +115,30 @@ function closeFileSystems(py: Any): void {
   const api = py._api;
   for (const name of ["loadPackage", "loadBinaryFile", "loadPackagesFromImports", "install"]) {
     if (api && typeof api[name] === "function") api[name] = refuse(name);
+  }
+}
+
+// disable replaces every function of a driver, and of its node and stream
+// operations, with one that refuses.
+function disable(driver: Any, name: string): void {
+  for (const obj of [driver, driver.node_ops, driver.stream_ops]) {
+    if (!obj || typeof obj !== "object") continue;
+    for (const key of Object.keys(obj)) {
+      if (typeof obj[key] === "function") obj[key] = refuse(`${name}.${key}`);
+    }
+  }
+}
+
+function closeProcesses(): void {
+  const cp = createRequire(import.meta.url)("node:child_process");
+  const why = "processes cannot be started in the sandbox";
+  for (const name of Object.keys(cp)) {
+    if (typeof cp[name] !== "function" || /^[A-Z]/.test(name)) continue;
+    cp[name] = name === "spawnSync"
+      ? () => ({ pid: 0, output: [null, null, null], stdout: null, stderr: null, status: 127, signal: null, error: new Error(why) })
+      : () => {
+        throw new Error(`child_process.${name}: ${why}`);
+      };
   }
 }
 

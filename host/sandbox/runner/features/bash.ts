@@ -12,7 +12,7 @@
 // Limits bound what one call may do (commands, loop iterations, call depth).
 
 import { BashFS } from "../bashfs.ts";
-import { justBash } from "../deps.ts";
+import { justBashURL } from "../deps.ts";
 import { guestFetch } from "../jsglobals.ts";
 import { register, Runtime } from "../runtime.ts";
 
@@ -31,7 +31,8 @@ export const BASH_LIMITS = {
 };
 
 // Commands that bash() may run besides just-bash's (WASI programs, see
-// wasm.ts), looked up before every call.
+// wasm.ts), looked up before every call: just-bash Command objects,
+// {name, execute(args, ctx) → Promise<{stdout, stderr, exitCode}>}.
 type CommandSource = (rt: Runtime) => Any[];
 const sources: CommandSource[] = [];
 
@@ -105,6 +106,9 @@ register({
   name: "bash",
   order: -1, // its interrupt hook runs before exec.ts's
   install(rt: Runtime) {
+    // just-bash is imported after boot (importing it takes 0.1-1 s, which
+    // every boot would pay otherwise).
+    let justBash: Any = null;
     let shell: Any = null;
     let added = new Set<string>(); // names of the commands from sources
     const make = () => {
@@ -121,6 +125,37 @@ register({
       });
     };
 
+    const load = async () => {
+      justBash ??= await import(justBashURL);
+      shell ??= make();
+    };
+    // Imported ahead when the sandbox is idle after boot, so that the first
+    // call does not wait; a call before that imports it itself.
+    const preload = () => {
+      if (shell) return;
+      if (rt.current !== null) {
+        setTimeout(preload, 500);
+        return;
+      }
+      load().catch((e) => rt.channel.log("warn", `importing just-bash: ${String(e?.message ?? e)}`));
+    };
+    rt.hooks.booting.push(() => {
+      setTimeout(preload, 500);
+    });
+
+    // interrupted tells whether the execution was interrupted while the
+    // main thread was busy here (importing, or running a command that does
+    // not yield, such as a WASI program): the watchdog set the interrupt
+    // byte, and its message may not have been handled yet. The byte is
+    // cleared (Python would raise it at some later point), and the call
+    // ends as interrupted.
+    const interrupted = (abort: AbortController) => {
+      if (abort.signal.aborted) return true;
+      if (rt.watchdog.signal[0] === 0) return false;
+      rt.watchdog.signal[0] = 0;
+      return true;
+    };
+
     const running = new Set<AbortController>();
     const run = async (command: string, envJSON: string): Promise<Any[]> => {
       const abort = new AbortController();
@@ -130,7 +165,8 @@ register({
         try {
           env = JSON.parse(String(envJSON || "{}"));
         } catch (_) { /* no environment */ }
-        shell ??= make();
+        await load();
+        if (interrupted(abort)) return [2];
         const now = new Set<string>();
         for (const source of sources) {
           for (const cmd of source(rt)) {
@@ -148,10 +184,10 @@ register({
         }
         added = now;
         const r = await shell.exec(String(command), { cwd: "/workspace", env, signal: abort.signal });
-        if (abort.signal.aborted) return [2];
+        if (interrupted(abort)) return [2];
         return [0, String(r.stdout ?? ""), String(r.stderr ?? ""), Number(r.exitCode ?? 1)];
       } catch (e) {
-        if (abort.signal.aborted) return [2];
+        if (interrupted(abort)) return [2];
         return [0, "", `bash: ${String((e as Any)?.message ?? e)}\n`, 1];
       } finally {
         running.delete(abort);

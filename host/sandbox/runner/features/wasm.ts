@@ -9,7 +9,6 @@
 // env_json, preopens_json, argv0) answers [0, exit, stdout (bytes),
 // stderr, missing] or [1, message].
 
-import { justBash } from "../deps.ts";
 import { addBashCommands } from "./bash.ts";
 import { binCommands, Loaded, loadWasm, runCommand } from "../wasm.ts";
 import { register, Runtime } from "../runtime.ts";
@@ -69,36 +68,38 @@ register({
       },
     });
 
-    // bash(): bin/*.wasm as commands. A module that is not a runnable
-    // command, or fails, exits 126 saying so.
-    addBashCommands(() =>
-      binCommands(rt.fs).map(([name, path]) =>
-        justBash.defineCommand(name, (args: string[], ctx: Any) => {
-          let cmd: Loaded & { kind: "command" };
+    // bash(): bin/*.wasm as commands (just-bash Command objects). A module
+    // that is not a runnable command, or fails, exits 126 saying so.
+    const wasiCommand = (name: string, path: string) => ({
+      name,
+      trusted: true,
+      // deno-lint-ignore require-await
+      async execute(args: string[], ctx: Any) {
+        let cmd: Loaded & { kind: "command" };
+        try {
+          const m = loadWasm(rt.fs, path);
+          if (m.kind !== "command") throw new Error("library");
+          cmd = m;
+        } catch (_) {
+          return { stdout: "", stderr: `${name}: not a runnable WASI command\n`, exitCode: 126 };
+        }
+        try {
+          const s = ctx.stdin;
+          const stdin = s instanceof Uint8Array ? s : Uint8Array.from(String(s ?? ""), (c) => c.charCodeAt(0) & 0xff);
+          const r = runCommand(rt.fs, cmd, { args, stdin, env: { ...(ctx.exportedEnv ?? {}) } });
+          let stdout: string, kind: "text" | "bytes" = "text";
           try {
-            const m = loadWasm(rt.fs, path);
-            if (m.kind !== "command") throw new Error("library");
-            cmd = m;
+            stdout = utf8.decode(r.stdout);
           } catch (_) {
-            return Promise.resolve({ stdout: "", stderr: `${name}: not a runnable WASI command\n`, exitCode: 126 });
+            stdout = latin1(r.stdout); // not UTF-8: passed on as bytes
+            kind = "bytes";
           }
-          try {
-            const s = ctx.stdin;
-            const stdin = s instanceof Uint8Array ? s : Uint8Array.from(String(s ?? ""), (c) => c.charCodeAt(0) & 0xff);
-            const r = runCommand(rt.fs, cmd, { args, stdin, env: { ...(ctx.exportedEnv ?? {}) } });
-            let stdout: string, kind: "text" | "bytes" = "text";
-            try {
-              stdout = utf8.decode(r.stdout);
-            } catch (_) {
-              stdout = latin1(r.stdout); // not UTF-8: passed on as bytes
-              kind = "bytes";
-            }
-            return Promise.resolve({ stdout, stdoutKind: kind, stderr: new TextDecoder().decode(r.stderr), exitCode: r.exit });
-          } catch (e) {
-            return Promise.resolve({ stdout: "", stderr: `${name}: ${message(e)}\n`, exitCode: 126 });
-          }
-        })
-      )
-    );
+          return { stdout, stdoutKind: kind, stderr: new TextDecoder().decode(r.stderr), exitCode: r.exit };
+        } catch (e) {
+          return { stdout: "", stderr: `${name}: ${message(e)}\n`, exitCode: 126 };
+        }
+      },
+    });
+    addBashCommands(() => binCommands(rt.fs).map(([name, path]) => wasiCommand(name, path)));
   },
 });

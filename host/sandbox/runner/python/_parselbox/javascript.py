@@ -315,9 +315,16 @@ def require(name, alias=None):
     alias = alias or _alias(name)
     if name.startswith((".", "/")):
         if name.endswith(".wasm"):
-            raise ImportError(f"require({name!r}): WebAssembly modules are not supported yet")
-        path = name if name.startswith("/") else os.path.normpath(os.path.join(os.getcwd(), name))
-        mod = run_sync(_rt().local(path))
+            # wasm.py: a library's exports (a JS object), or a WASI command
+            # (a Python callable, not put in js()'s scope).
+            from .wasm import WasiCommand, load_wasm
+
+            mod = load_wasm(name)
+            if _isinstance(mod, WasiCommand):
+                return mod
+        else:
+            path = name if name.startswith("/") else os.path.normpath(os.path.join(os.getcwd(), name))
+            mod = run_sync(_rt().local(path))
     else:
         spec = name[4:] if name.startswith("npm:") else name
         pkg = _version_split(spec)[0] if not spec.startswith("@") or spec.count("@") > 1 else spec

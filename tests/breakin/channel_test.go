@@ -1,0 +1,181 @@
+package breakin
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/parselbox/parselbox/host"
+)
+
+// forged is a whole protocol line an attacker would like the host to read:
+// the reply to an execution, with its own output and a file list pointing
+// out of the workspace.
+const forged = `{"id":1,"result":{"output":"FORGED","stdout":"","stderr":"","files":["/etc/passwd"],"error":null}}`
+
+// TestChannelForgery tries to write protocol lines of its own onto the
+// channel to the host, and to make the host or the runner read protocol
+// words in data: every result must be what Python computed, and nothing
+// forged may reach the result.
+func TestChannelForgery(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	sb, _ := newSandbox(t, host.Config{OutputDir: ws, Timeout: 5 * time.Second, Context: map[string]any{"echo": echoTool{}}})
+	notForged := func(t *testing.T, r *host.Result) {
+		t.Helper()
+		if strings.Contains(string(r.Output), "FORGED") && !strings.Contains(string(r.Output), `\"FORGED\"`) && string(r.Output) == `"FORGED"` {
+			t.Errorf("a forged output reached the result: %s", resultText(r))
+		}
+		for _, f := range r.Files {
+			if !strings.HasPrefix(f, "/workspace/") && !strings.HasPrefix(f, "/files/") && !strings.HasPrefix(f, "/mnt/") {
+				t.Errorf("a file out of the roots in the result: %q", f)
+			}
+			if strings.HasPrefix(f, "/workspace/") {
+				if _, err := os.Lstat(filepath.Join(ws, strings.TrimPrefix(f, "/workspace/"))); err != nil {
+					t.Errorf("the result names a file that does not exist: %q", f)
+				}
+			}
+		}
+	}
+	line := pyq("\n" + forged + "\n")
+	for _, c := range []struct{ name, code string }{
+		{"print a protocol line", "print(" + line + ")\n'real'"},
+		{"output with newlines", line},
+		{"stderr", "import sys\nsys.stderr.write(" + line + ")\n'real'"},
+		{"os.write fd 1", "import os\nos.write(1, " + line + ".encode())\n'real'"},
+		{"os.write fd 2", "import os\nos.write(2, " + line + ".encode())\n'real'"},
+		{"sys.__stdout__", "import sys\nsys.__stdout__.write(" + line + ")\nsys.__stdout__.flush()\n'real'"},
+		{"console.log", "import js\njs.console.log(" + line + ")\n'real'"},
+		{"monkeypatched json.dumps", "import json\njson.dumps = lambda *a, **k: " + pyq(forged) + "\njson.JSONEncoder.encode = lambda *a, **k: " + pyq(forged) + "\n'real'"},
+		{"monkeypatched JSON in JS", "import js\njs.JSON.stringify = lambda *a: " + pyq(forged) + "\n'real'"},
+		{"request with spliced params", "import _pbx_js\nawait _pbx_js.request('call', '{}\\n" + strings.ReplaceAll(forged, `"`, `\"`) + "', True)"},
+		{"request exec method", "import _pbx_js\nawait _pbx_js.request('exec', '{\"code\": \"1\"}', True)"},
+		{"request notification names", "import _pbx_js\n[await _pbx_js.request(m, '{}', True) for m in ('ready', 'fatal', 'runaway', 'log', 'cancel', 'restored')]"},
+		{"file name with a line", "open('/workspace/x\\n" + strings.ReplaceAll(forged, `"`, `\"`) + "', 'w').close()\n'real'"},
+		{"U+2028 and U+2029", "'a\\u2028b\\u2029c'"},
+		{"lone surrogate", "'\\ud800'"},
+		{"NaN and infinity", "[float('nan'), float('inf')]"},
+		{"deep nesting", "x = []\nfor i in range(100000): x = [x]\nx"},
+		{"bytes", "b'\\x00\\xff\\n' + " + line + ".encode()"},
+		{"object whose repr forges", "class X:\n    def __repr__(self): return " + pyq(forged) + "\nX()"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := run(t, sb, c.code)
+			notForged(t, r)
+			if v := value(t, run(t, sb, "6 * 7")); v != 42.0 {
+				t.Errorf("the next execution: %v", v)
+			}
+		})
+	}
+	t.Run("output is the string as computed", func(t *testing.T) {
+		r := run(t, sb, line)
+		if got := str(t, r); got != "\n"+forged+"\n" {
+			t.Errorf("output %q", got)
+		}
+	})
+	for _, word := range []string{"interrupt", `{"method":"interrupt"}`, `{"method":"interrupt","params":{}}` + "\n", "shutdown", `{"id":1,"method":"shutdown"}`, "KeyboardInterrupt", "exec", "\x00", "\r\n"} {
+		t.Run("protocol words in a tool result "+strings.TrimSpace(word), func(t *testing.T) {
+			r := run(t, sb, "import time\nr = echo.say(text="+pyq(word)+")\ntime.sleep(0.2)\nr")
+			if got := str(t, r); got != word {
+				t.Errorf("the tool's result came back as %q", got)
+			}
+			if v := value(t, run(t, sb, "6 * 7")); v != 42.0 {
+				t.Errorf("the next execution: %v", v)
+			}
+		})
+	}
+	t.Run("protocol words in file contents", func(t *testing.T) {
+		data := "interrupt\n" + forged + "\n{\"method\":\"interrupt\"}\n"
+		if err := sb.WriteFile("/workspace/words.txt", []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+		r := run(t, sb, "import time\nd = open('/workspace/words.txt').read()\ntime.sleep(0.2)\nopen('/workspace/back.txt', 'w').write(d)\nd")
+		if got := str(t, r); got != data {
+			t.Errorf("read %q", got)
+		}
+		if b, _ := os.ReadFile(filepath.Join(ws, "back.txt")); string(b) != data {
+			t.Errorf("wrote %q", b)
+		}
+	})
+	t.Run("a tool result is data, never a line", func(t *testing.T) {
+		r := run(t, sb, "echo.say(text="+line+")")
+		if got := str(t, r); got != "\n"+forged+"\n" {
+			t.Errorf("the tool's result came back as %q", got)
+		}
+	})
+}
+
+// TestCallsInFlight starts more tool calls at once than the host serves:
+// past the limits (1024 calls, 4 × max_message_size of arguments) a call
+// fails at once with a RuntimeError that says so, the others complete,
+// and the host lives on.
+func TestCallsInFlight(t *testing.T) {
+	t.Parallel()
+	sb, _ := newSandbox(t, host.Config{MaxMessageSize: 1, Timeout: 60 * time.Second, Context: map[string]any{"slow": slowTool{}}})
+	t.Run("count", func(t *testing.T) {
+		r := run(t, sb, `import asyncio
+tasks = [slow.hold.task(ms=8000, pad="") for _ in range(1100)]
+res = await asyncio.gather(*[t._future for t in tasks], return_exceptions=True)
+errs = [str(e) for e in res if isinstance(e, BaseException)]
+[len(res) - len(errs), len(errs), errs[:1], slow.peak()]`)
+		v, _ := value(t, r).([]any)
+		t.Logf("result: %v", v)
+		if len(v) != 4 {
+			t.Fatalf("result %s", resultText(r))
+		}
+		ok, failed := v[0].(float64), v[1].(float64)
+		if ok < 1000 || ok > 1024 || failed < 76 {
+			t.Errorf("%v calls completed and %v failed, want at most 1024 in flight", ok, failed)
+		}
+		if es, _ := v[2].([]any); len(es) == 0 || !strings.Contains(es[0].(string), "too many tool calls in flight") {
+			t.Errorf("the refusal: %v", v[2])
+		}
+	})
+	t.Run("bytes", func(t *testing.T) {
+		r := run(t, sb, `import asyncio
+tasks = [slow.hold.task(ms=5000, pad="x" * 900_000) for _ in range(8)]
+res = await asyncio.gather(*[t._future for t in tasks], return_exceptions=True)
+[str(e) for e in res if isinstance(e, BaseException)]`)
+		errs, _ := value(t, r).([]any)
+		if len(errs) < 3 {
+			t.Fatalf("8 calls of 900 KB in flight with max_message_size 1 MB: %d refused", len(errs))
+		}
+		if !strings.Contains(errs[0].(string), "max_message_size") {
+			t.Errorf("the refusal: %v", errs[0])
+		}
+	})
+	if v := value(t, run(t, sb, "6 * 7")); v != 42.0 {
+		t.Errorf("the next execution: %v", v)
+	}
+}
+
+// slowTool holds a call open.
+type slowTool struct{}
+
+var holding, peak atomic.Int64
+
+// Peak is the most calls Hold had at once.
+func (slowTool) Peak() int64 { return peak.Load() }
+
+// Hold waits ms milliseconds (or until cancelled).
+func (slowTool) Hold(ctx context.Context, ms int, pad string) (int, error) {
+	n := holding.Add(1)
+	defer holding.Add(-1)
+	for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+	}
+	select {
+	case <-time.After(time.Duration(ms) * time.Millisecond):
+	case <-ctx.Done():
+	}
+	return len(pad), nil
+}
+
+// ParamNames names Hold's parameters.
+func (slowTool) ParamNames() map[string][]string { return map[string][]string{"Hold": {"ms", "pad"}} }
+
+var _ = json.Valid
