@@ -36,6 +36,7 @@ func (s *Sandbox) Prompt() string {
 		}
 		b.WriteString(".\n")
 	}
+	b.WriteString(s.npmLine())
 	b.WriteString("- Files: /workspace (the working directory; what you write there is kept), /files (inputs)")
 	for _, t := range slices.Sorted(maps.Keys(s.cfg.Mounts)) {
 		m := s.cfg.Mounts[t]
@@ -53,6 +54,7 @@ func (s *Sandbox) Prompt() string {
 		}
 	}
 	b.WriteString(guideTools)
+	b.WriteString(guideJS)
 	return b.String()
 }
 

@@ -52,6 +52,19 @@ d = dayjs("2024-01-31").add(1, "day")
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 
+	// The guide, help() and sbx.info() say what is installed.
+	if want := "- npm packages for require(): lodash@4.17.21, dayjs@1.11.13, js-yaml@4.1.0, zod@3.23.8."; !strings.Contains(sb.Prompt(), want) ||
+		!strings.Contains(sb.Prompt(), "## JavaScript") {
+		t.Errorf("the guide does not say %q:\n%s", want, sb.Prompt())
+	}
+	r = exec(t, sb, `[sbx.info()["javascript"]["npm_packages"], help(require).split("\n")[0], help(js).split("\n")[0]]`)
+	want = []any{[]any{"lodash@4.17.21", "dayjs@1.11.13", "js-yaml@4.1.0", "zod@3.23.8"},
+		"require(name, alias=None): loads a JavaScript module and returns it as",
+		"js(code, **kwargs): runs code as the body of a fresh async JavaScript"}
+	if diff := cmp.Diff(want, value(t, r)); diff != "" {
+		t.Errorf("info and help (-want +got):\n%s", diff)
+	}
+
 	// Fetched once, into the package directory, with a lock file holding
 	// each tarball's integrity hash.
 	locks, _ := filepath.Glob(filepath.Join(pkgDir, "npm", "*", "deno.lock"))
