@@ -124,3 +124,22 @@ func TestRequireNPMUndeclared(t *testing.T) {
 		t.Errorf("package.json of the runtime set: %s", b)
 	}
 }
+
+// require() of .wasm: a library's exports as methods (and in js() by
+// alias), a WASI command as a callable, other modules refused.
+func TestRequireWasm(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	wasmFixtures(t, out, map[string]string{"add.wasm": "add", "foreign.wasm": "foreign", "hello.wasm": "hello"})
+	sb := newSandbox(t, host.Config{OutputDir: out})
+	r := exec(t, sb, `lib = require("./add.wasm")
+hello = require("./hello.wasm")
+try:
+    require("./foreign.wasm")
+except ImportError as e:
+    err = str(e)
+[lib.add(20, 22), js("return add.add(1, 2)"), hello()["stdout"].decode(), "imports from [env]" in err]`)
+	if diff := cmp.Diff([]any{42.0, 3.0, "hello from wasi\n", true}, value(t, r)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/parselbox/parselbox/host"
 	"github.com/parselbox/parselbox/host/config"
 	"github.com/parselbox/parselbox/host/mcpserver"
+	"github.com/parselbox/parselbox/host/serve"
 )
 
 // configFlags are the flags that mirror the configuration file: each sets
@@ -67,6 +68,8 @@ func newSandboxFlags(fs *pflag.FlagSet) *configFlags {
 	f.string("mcp", "mcp", "", "MCP servers from an mcp.json `file` ({\"mcpServers\": {...}}): each becomes a namespace")
 	f.string("audit-log", "audit_log", "", "append every execution and tool call to this JSON-lines `file` (arguments redacted)")
 	f.string("otlp-endpoint", "otlp_endpoint", "", "send executions and tool calls as OpenTelemetry spans to this OTLP/HTTP `URL`")
+	f.string("serve", "serve.addr", "", "serve /workspace as a web app with @api routes at `ADDR` (--serve alone: "+serve.DefaultAddr+")")
+	fs.Lookup("serve").NoOptDefVal = serve.DefaultAddr
 	return f
 }
 

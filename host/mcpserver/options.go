@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/host/ui"
 )
 
 // Name is the server name announced to MCP clients. The mcpproxy bridge
@@ -168,6 +169,8 @@ type Options struct {
 	Logger hclog.Logger
 	// Version is the server version announced to clients.
 	Version string
+
+	renderer *ui.Renderer // the MCP Apps renderer; nil with UI off
 }
 
 // resolved returns o with its defaults filled in and the token trimmed.

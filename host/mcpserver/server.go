@@ -19,6 +19,7 @@ import (
 
 	"github.com/parselbox/parselbox/host"
 	"github.com/parselbox/parselbox/host/sandbox"
+	"github.com/parselbox/parselbox/host/ui"
 )
 
 // Server is the Parselbox MCP server: one tool, execute_code, whose code
@@ -53,6 +54,11 @@ func New(opts Options) (*Server, error) {
 		return nil, &host.ConfigError{Err: err}
 	}
 	if _, err := sandbox.FindRuntime(o.Config.RuntimeDir); err != nil {
+		return nil, &host.ConfigError{Err: err}
+	}
+	o.Config.UI = !o.Settings.NoUI
+	var err error
+	if o.renderer, err = newRenderer(&o, ui.CSP{}); err != nil {
 		return nil, &host.ConfigError{Err: err}
 	}
 	s := &Server{
@@ -217,6 +223,10 @@ func ServeMCP(ctx context.Context, sb *host.Sandbox, t mcp.Transport, opts *Opti
 		o = *opts
 	}
 	o = o.resolved()
+	var err error
+	if o.renderer, err = newRenderer(&o, ui.CSP{}); err != nil {
+		return err
+	}
 	b := &box{sb: sb}
 	sess := newSession(&o, o.Logger.Named("mcp"),
 		func(context.Context, *mcp.ServerSession) (*box, error) { return b, nil },

@@ -114,7 +114,7 @@ func TestJSBreakIn(t *testing.T) {
 	os.WriteFile(filepath.Join(ro, "keep.txt"), []byte("ro"), 0o644)
 	os.WriteFile(filepath.Join(secret, "secret.txt"), []byte("top secret"), 0o644)
 	os.Symlink(secret, filepath.Join(ro, "escdir"))
-	sb := start(t, sandbox.Options{Workspace: ws, Mounts: []sandbox.Mount{{Target: "/mnt/ro", Source: ro, ReadOnly: true}}})
+	sb := start(t, sandbox.Options{Workspace: ws, Mounts: []sandbox.Bind{{Target: "/mnt/ro", Source: ro, ReadOnly: true}}})
 	cache := testenv.CacheDir(t)
 	r := run(t, sb, `js("""
 const out = {};

@@ -30,7 +30,7 @@ type Options struct {
 	// FilesDir is the host directory backing /files (optional).
 	FilesDir string
 	// Mounts map host directories to paths under /mnt.
-	Mounts []Mount
+	Mounts []Bind
 	// Network grants the whole network; otherwise AllowNet lists the only
 	// "host:port" pairs the sandbox may reach.
 	Network  bool
@@ -123,8 +123,9 @@ const (
 	DefaultMaxResultBytes  = 64 << 20
 )
 
-// Mount is a host directory visible in the sandbox.
-type Mount struct {
+// Bind is a host directory visible in the sandbox at Target (a mount of
+// the configuration, host.Mount, resolved).
+type Bind struct {
 	// Target is the absolute sandbox path, under /mnt.
 	Target string
 	// Source is the host directory.
@@ -308,7 +309,7 @@ func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 		// The interrupt pipe is an inherited descriptor, not a path of the
 		// host's: Landlock does not govern pipes.
 		c.Read = slices.Concat(slices.DeleteFunc(slices.Clone(perms.read), func(p string) bool { return p == interruptPipe }),
-			[]string{o.Runtime.Pyodide})
+			[]string{o.Runtime.Pyodide, o.Runtime.Modules})
 		c.Write, c.Network, c.AllowNet, c.MemoryMB = perms.write, o.Network, o.AllowNet, o.HardMemoryMB
 		c.Private = []string{"DENO_DIR"} // its own copy of Deno's caches
 		jail = &c
@@ -365,8 +366,13 @@ func resolveRoots(o Options) ([]initRoot, error) {
 // watch polices a process's memory and restarts the sandbox when the
 // process ends unexpectedly, so that the next execution finds it ready.
 func (s *Supervisor) watch(p *process) {
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
+	// The RSS watchdog only where no cgroup limits the process's memory.
+	var poll <-chan time.Time
+	if !p.guard.LimitsMemory() {
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		poll = tick.C
+	}
 	for {
 		select {
 		case <-p.exited:
@@ -383,8 +389,8 @@ func (s *Supervisor) watch(p *process) {
 				s.mu.Unlock()
 			}
 			return
-		case <-tick.C:
-			if mb, err := rssMB(p.pid()); err == nil && mb > s.opts.HardMemoryMB && !p.guard.LimitsMemory() {
+		case <-poll:
+			if mb, err := rssMB(p.pid()); err == nil && mb > s.opts.HardMemoryMB {
 				s.log.Warn("sandbox process above its memory limit; killing it", "rss_mb", mb, "limit_mb", s.opts.HardMemoryMB)
 				p.kill(killMemory)
 			}
@@ -840,6 +846,7 @@ func denoArgs(rt *Runtime, runnerDir string, perms permissions, memoryMB int) []
 	}
 	args := []string{rt.Deno, "run",
 		"--no-prompt", "--no-config", "--no-lock", "--no-remote", "--no-check", "--cached-only",
+		"--node-modules-dir=manual", // just-bash's imports, from the runtime's node_modules
 		"--allow-read=" + joinPaths(read),
 	}
 	if len(perms.write) > 0 {

@@ -36,6 +36,21 @@ type RuntimeDir struct {
 // test failure instead of a skip, so that CI cannot pass by skipping.
 const RequireEnv = "PARSELBOX_REQUIRE_RUNTIME"
 
+// RequireConfinementEnv, when set (.ci/run sets it), turns a kernel layer
+// of confinement this machine cannot apply into a failure of the tests
+// that need it instead of a skip.
+const RequireConfinementEnv = "PARSELBOX_REQUIRE_CONFINEMENT"
+
+// Missing skips t because something it needs is missing (format says
+// what), or fails it when the environment variable require is set.
+func Missing(t testing.TB, require, format string, args ...any) {
+	t.Helper()
+	if os.Getenv(require) != "" {
+		t.Fatalf(format+" (required: $%s is set)", append(args, require)...)
+	}
+	t.Skipf(format, args...)
+}
+
 var (
 	once    sync.Once
 	runtime *RuntimeDir

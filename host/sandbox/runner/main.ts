@@ -10,6 +10,7 @@
 // and exits.
 
 import "./console.ts";
+import "./noenv.ts";
 import { channel } from "./channel.ts";
 import { toPython } from "./convert.ts";
 import { errnoName, mountHostFS } from "./emfs.ts";
@@ -104,7 +105,7 @@ const limits: Limits = {
 };
 channel.maxMessage = limits.maxMessage;
 
-const hooks: Runtime["hooks"] = { interrupt: [], idleInterrupt: [], booting: [] };
+const hooks: Runtime["hooks"] = { interrupt: [], idleInterrupt: [], booting: [], begin: [], result: [] };
 let current: number | null = null;
 if (!init.make_snapshot) {
   await watchdog.start(
