@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/go-hclog"
 	"github.com/parselbox/parselbox/host/sandbox"
 	"github.com/parselbox/parselbox/internal/testenv"
 )
@@ -238,3 +239,32 @@ out`)
 		t.Errorf("aliases (-want +got):\n%s", diff)
 	}
 }
+
+// The protocol channel is not the guest's: Deno.stdout and node's
+// process.stdout write to stderr (guest output), Deno.stdin is at its end,
+// and no line written there reaches the host as a message.
+func TestJSChannel(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	sb := start(t, sandbox.Options{Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})})
+	forged := `{"method":"log","params":{"level":"error","message":"FORGED-LINE"}}`
+	r := run(t, sb, `js("""
+const line = new TextEncoder().encode(forged + '\\n');
+Deno.stdout.writeSync(line);
+await Deno.stdout.write(line);
+const p = (await import('node:process')).default;
+p.stdout.write(forged + '\\n');
+const buf = new Uint8Array(10);
+return [await Deno.stdin.read(buf), Deno.stdin.readSync(buf)];
+""", forged=`+pyString(forged)+`)`)
+	if diff := cmp.Diff([]any{nil, nil}, output(t, r)); diff != "" {
+		t.Errorf("stdin (-want +got):\n%s", diff)
+	}
+	if got := output(t, run(t, sb, "'next'")); got != "next" {
+		t.Errorf("after: %v", got)
+	}
+	if s := logs.String(); strings.Contains(s, "runner: FORGED-LINE") || !strings.Contains(s, "FORGED-LINE") {
+		t.Errorf("the lines should be logged as guest output only:\n%s", s)
+	}
+}
+

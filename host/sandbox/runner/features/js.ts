@@ -25,6 +25,7 @@
 import { Buffer } from "node:buffer";
 import { createRequire } from "node:module";
 import * as nodefs from "node:fs";
+import nodeProcess from "node:process";
 import { register, Runtime } from "../runtime.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -143,10 +144,43 @@ function ownKeys(v: Any): string[] {
   return [...keys].sort();
 }
 
+// hideStdio gives guest JS (js(), require()d modules) a Deno.stdout (and a
+// node process.stdout) that writes to stderr, as console.* does, and a
+// Deno.stdin at its end: the process's own are the protocol channel, which
+// channel.ts took at start. (Raw writes to file descriptor 1 remain possible
+// for in-process JS, through node:fs or Deno's internals: such a line is
+// at most a message the sandbox could send anyway, a request or a log
+// line, which the host checks like any other; a line it cannot parse is
+// ignored.)
+function hideStdio(): void {
+  const stderr = Deno.stderr;
+  const out = Object.create(Object.getPrototypeOf(stderr));
+  for (const k of ["write", "writeSync", "close", "isTerminal", "setRaw"]) {
+    const f = (stderr as Any)[k];
+    if (typeof f === "function") out[k] = f.bind(stderr);
+  }
+  Object.defineProperty(out, "writable", { get: () => stderr.writable });
+  const inp = {
+    read: () => Promise.resolve(null),
+    readSync: () => null,
+    close: () => {},
+    isTerminal: () => false,
+    setRaw: () => {},
+    get readable() {
+      return new ReadableStream({ start: (c) => c.close() });
+    },
+  };
+  Object.defineProperty(Deno, "stdout", { value: out, writable: false, configurable: false });
+  // node's process.stdout likewise (packages print with it).
+  Object.defineProperty(nodeProcess, "stdout", { value: nodeProcess.stderr, writable: false, configurable: false });
+  Object.defineProperty(Deno, "stdin", { value: inp, writable: false, configurable: false });
+}
+
 register({
   name: "js",
   order: -2, // its interrupt hook runs before exec.ts cancels the task
   install(rt: Runtime) {
+    hideStdio();
     const compiled = new Map<string, Any>();
     const modules = new Map<string, Any>(); // alias -> module, in js() scope
     const waits = new Set<(v: Any) => void>();
