@@ -267,4 +267,3 @@ return [await Deno.stdin.read(buf), Deno.stdin.readSync(buf)];
 		t.Errorf("the lines should be logged as guest output only:\n%s", s)
 	}
 }
-
