@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,6 +74,18 @@ js("await Deno.writeTextFile(resolvePath('from_js.txt'), 'js')")
 [got, open("from_js.txt").read()]`)
 	if diff := cmp.Diff([]any{"py", "js"}, output(t, r)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"/workspace/from_js.txt", "/workspace/from_py.txt"}, sorted(r.Files)); diff != "" {
+		t.Errorf("files (-want +got):\n%s", diff)
+	}
+	r = run(t, sb, `js("""
+const f = await Deno.open(resolvePath('opened.txt'), {write: true, create: true});
+await f.write(new TextEncoder().encode('x')); f.close();
+Deno.copyFileSync(resolvePath('opened.txt'), resolvePath('copied.txt'));
+await Deno.readTextFile(resolvePath('from_py.txt'));
+""")`)
+	if diff := cmp.Diff([]string{"/workspace/copied.txt", "/workspace/opened.txt"}, sorted(r.Files)); diff != "" {
+		t.Errorf("files of Deno.open and copyFile (-want +got):\n%s", diff)
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "from_js.txt")); string(b) != "js" {
 		t.Errorf("from_js.txt on the host: %q", b)
@@ -266,4 +279,10 @@ return [await Deno.stdin.read(buf), Deno.stdin.readSync(buf)];
 	if s := logs.String(); strings.Contains(s, "runner: FORGED-LINE") || !strings.Contains(s, "FORGED-LINE") {
 		t.Errorf("the lines should be logged as guest output only:\n%s", s)
 	}
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	slices.Sort(out)
+	return out
 }

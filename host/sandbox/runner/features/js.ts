@@ -176,11 +176,45 @@ function hideStdio(): void {
   Object.defineProperty(Deno, "stdin", { value: inp, writable: false, configurable: false });
 }
 
+// trackWrites reports the files guest JS writes through Deno's own file
+// functions in the execution's files, as Python's and bash's are.
+function trackWrites(note: (host: string) => void): void {
+  const pathOf = (p: unknown): string | null => {
+    if (typeof p === "string") return p.startsWith("/") ? p : null;
+    if (p instanceof URL && p.protocol === "file:") return decodeURIComponent(p.pathname);
+    return null;
+  };
+  const wrap = (name: string, argIndex: number, writes: (args: Any[]) => boolean = () => true) => {
+    const f = (Deno as Any)[name];
+    if (typeof f !== "function") return;
+    const wrapped = function (this: unknown, ...args: Any[]) {
+      const r = f.apply(this, args);
+      const path = pathOf(args[argIndex]);
+      if (path && writes(args)) {
+        if (r && typeof r.then === "function") {
+          return r.then((v: Any) => {
+            note(path);
+            return v;
+          });
+        }
+        note(path);
+      }
+      return r;
+    };
+    Object.defineProperty(Deno, name, { value: wrapped, writable: false, configurable: false });
+  };
+  const opensForWrite = (args: Any[]) => !!(args[1]?.write || args[1]?.append || args[1]?.create || args[1]?.truncate);
+  for (const n of ["writeFile", "writeFileSync", "writeTextFile", "writeTextFileSync", "create", "createSync"]) wrap(n, 0);
+  for (const n of ["open", "openSync"]) wrap(n, 0, opensForWrite);
+  for (const n of ["copyFile", "copyFileSync", "rename", "renameSync"]) wrap(n, 1);
+}
+
 register({
   name: "js",
   order: -2, // its interrupt hook runs before exec.ts cancels the task
   install(rt: Runtime) {
     hideStdio();
+    trackWrites((host) => rt.fs.noteHostPath(host));
     const compiled = new Map<string, Any>();
     const modules = new Map<string, Any>(); // alias -> module, in js() scope
     const waits = new Set<(v: Any) => void>();
