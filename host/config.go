@@ -159,6 +159,9 @@ type Config struct {
 	// it unless --no-ui): the guide text then explains display() (Go API
 	// only; Result.View is set either way).
 	UI bool `koanf:"-"`
+	// Observer is told of executions, tool calls and restarts, for
+	// metrics (Go API only; package host/metrics is one).
+	Observer Observer `koanf:"-"`
 	// Logger receives the host's logs; nil discards them (Go API only).
 	Logger hclog.Logger `koanf:"-"`
 	// Notify receives what a person waiting for New should hear: that the

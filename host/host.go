@@ -73,14 +73,26 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	if err := s.installPackages(ctx, &opts); err != nil {
 		return nil, err
 	}
-	var recorder router.Recorder
+	var recs recorders
 	if cfg.AuditLog != "" || cfg.OTLPEndpoint != "" || cfg.TracerProvider != nil {
 		trail, err := audit.Open(ctx, audit.Options{Path: cfg.AuditLog, OTLPEndpoint: cfg.OTLPEndpoint, TracerProvider: cfg.TracerProvider})
 		if err != nil {
 			return nil, &ConfigError{err}
 		}
 		s.closers = append(s.closers, trail.Close)
-		recorder = trail
+		recs = append(recs, trail)
+	}
+	if cfg.Observer != nil {
+		recs = append(recs, observed{cfg.Observer})
+		opts.OnRestart = cfg.Observer.Restarted
+	}
+	var recorder router.Recorder
+	switch len(recs) {
+	case 0:
+	case 1:
+		recorder = recs[0]
+	default:
+		recorder = recs
 	}
 	s.router = router.New(router.Options{
 		Recorder: recorder,

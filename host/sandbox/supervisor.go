@@ -84,6 +84,10 @@ type Options struct {
 	MaxResultBytes int64
 	// BootTimeout bounds a start. Zero means 60 s.
 	BootTimeout time.Duration
+	// OnRestart, if set, is told why the process ended each time it ended
+	// unexpectedly and is restarted: "timeout", "memory", "runaway",
+	// "fatal", "protocol" or "crash".
+	OnRestart func(cause string)
 	// NoSnapshot boots cold, without the memory snapshot (for measurements).
 	NoSnapshot bool
 	// Confine, if set, confines each process with the kernel (package
@@ -378,6 +382,13 @@ func (s *Supervisor) watch(p *process) {
 		case <-p.exited:
 			if reason, detail := p.reason(); reason != killClose {
 				s.log.Warn("sandbox process ended; restarting", "status", p.exitStatus(), "reason", reason)
+				if s.opts.OnRestart != nil {
+					cause := reason
+					if cause == "" {
+						cause = "crash"
+					}
+					s.opts.OnRestart(cause)
+				}
 				s.mu.Lock()
 				if s.running != p && !p.reported {
 					// No execution saw it: the next one is told, once.
