@@ -66,7 +66,7 @@ func main() {
 }
 
 // parts are what -only selects.
-var parts = []string{"boot", "exec", "calls", "result", "packages", "shell", "confine", "sessions"}
+var parts = []string{"boot", "exec", "calls", "result", "packages", "shell", "js", "confine", "sessions"}
 
 // measures reports whether part is to be measured: all are, unless -only
 // names some.
@@ -220,6 +220,11 @@ func (b *bench) runRest(ctx context.Context) error {
 	if b.measures("shell") {
 		if err := b.runShell(ctx); err != nil {
 			return fmt.Errorf("bash and WASI: %w", err)
+		}
+	}
+	if b.measures("js") {
+		if err := b.runJS(ctx); err != nil {
+			return fmt.Errorf("js: %w", err)
 		}
 	}
 	if b.measures("confine") {
@@ -396,7 +401,7 @@ var targets = []target{
 
 func (b *bench) print() {
 	fmt.Printf("\n%-30s %10s %12s  %-24s %-11s %s\n", "metric", "parselbox", "baseline", "target", "runs met", "runs: min / median / max")
-	all := slices.Concat(targets, mcpTargets, callTargets, shellTargets, bridgeTargets, sessionTargets, confineTargets, packageTargets)
+	all := slices.Concat(targets, mcpTargets, callTargets, shellTargets, languageTargets, bridgeTargets, sessionTargets, confineTargets, packageTargets)
 	for _, t := range all {
 		m, ok := b.results[t.key]
 		if !ok {

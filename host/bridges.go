@@ -220,6 +220,7 @@ func (s *Sandbox) info() map[string]any {
 		"workspace":   "/workspace (read/write, the working directory)",
 		"limits":      map[string]any{"timeout_seconds": s.timeout.Seconds(), "memory_mb": s.memoryMB()},
 		"confinement": s.jail,
+		"javascript":  s.npmInfo(),
 		"shell":       s.shellInfo(),
 	}
 }

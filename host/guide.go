@@ -38,6 +38,7 @@ func (s *Sandbox) Prompt() string {
 		}
 		b.WriteString(".\n")
 	}
+	b.WriteString(s.npmLine())
 	b.WriteString("- Files: /workspace (the working directory; what you write there is kept), /files (inputs)")
 	for _, t := range slices.Sorted(maps.Keys(s.cfg.Mounts)) {
 		m := s.cfg.Mounts[t]
@@ -56,6 +57,7 @@ func (s *Sandbox) Prompt() string {
 	}
 	b.WriteString(guideShell)
 	b.WriteString(guideTools)
+	b.WriteString(guideJS)
 	if s.cfg.UI {
 		b.WriteString(ui.Guide)
 	}

@@ -52,6 +52,19 @@ d = dayjs("2024-01-31").add(1, "day")
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 
+	// The guide, help() and sbx.info() say what is installed.
+	if want := "- npm packages for require(): lodash@4.17.21, dayjs@1.11.13, js-yaml@4.1.0, zod@3.23.8."; !strings.Contains(sb.Prompt(), want) ||
+		!strings.Contains(sb.Prompt(), "## JavaScript") {
+		t.Errorf("the guide does not say %q:\n%s", want, sb.Prompt())
+	}
+	r = exec(t, sb, `[sbx.info()["javascript"]["npm_packages"], help(require).split("\n")[0], help(js).split("\n")[0]]`)
+	want = []any{[]any{"lodash@4.17.21", "dayjs@1.11.13", "js-yaml@4.1.0", "zod@3.23.8"},
+		"require(name, alias=None): loads a JavaScript module and returns it as",
+		"js(code, **kwargs): runs code as the body of a fresh async JavaScript"}
+	if diff := cmp.Diff(want, value(t, r)); diff != "" {
+		t.Errorf("info and help (-want +got):\n%s", diff)
+	}
+
 	// Fetched once, into the package directory, with a lock file holding
 	// each tarball's integrity hash.
 	locks, _ := filepath.Glob(filepath.Join(pkgDir, "npm", "*", "deno.lock"))
@@ -109,5 +122,24 @@ func TestRequireNPMUndeclared(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(matches[0]); !strings.Contains(string(b), `"left-pad": "1.3.0"`) {
 		t.Errorf("package.json of the runtime set: %s", b)
+	}
+}
+
+// require() of .wasm: a library's exports as methods (and in js() by
+// alias), a WASI command as a callable, other modules refused.
+func TestRequireWasm(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	wasmFixtures(t, out, map[string]string{"add.wasm": "add", "foreign.wasm": "foreign", "hello.wasm": "hello"})
+	sb := newSandbox(t, host.Config{OutputDir: out})
+	r := exec(t, sb, `lib = require("./add.wasm")
+hello = require("./hello.wasm")
+try:
+    require("./foreign.wasm")
+except ImportError as e:
+    err = str(e)
+[lib.add(20, 22), js("return add.add(1, 2)"), hello()["stdout"].decode(), "imports from [env]" in err]`)
+	if diff := cmp.Diff([]any{42.0, 3.0, "hello from wasi\n", true}, value(t, r)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

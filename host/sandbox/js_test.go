@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/go-hclog"
 	"github.com/parselbox/parselbox/host/sandbox"
 	"github.com/parselbox/parselbox/internal/testenv"
 )
@@ -72,6 +74,18 @@ js("await Deno.writeTextFile(resolvePath('from_js.txt'), 'js')")
 [got, open("from_js.txt").read()]`)
 	if diff := cmp.Diff([]any{"py", "js"}, output(t, r)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"/workspace/from_js.txt", "/workspace/from_py.txt"}, sorted(r.Files)); diff != "" {
+		t.Errorf("files (-want +got):\n%s", diff)
+	}
+	r = run(t, sb, `js("""
+const f = await Deno.open(resolvePath('opened.txt'), {write: true, create: true});
+await f.write(new TextEncoder().encode('x')); f.close();
+Deno.copyFileSync(resolvePath('opened.txt'), resolvePath('copied.txt'));
+await Deno.readTextFile(resolvePath('from_py.txt'));
+""")`)
+	if diff := cmp.Diff([]string{"/workspace/copied.txt", "/workspace/opened.txt"}, sorted(r.Files)); diff != "" {
+		t.Errorf("files of Deno.open and copyFile (-want +got):\n%s", diff)
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "from_js.txt")); string(b) != "js" {
 		t.Errorf("from_js.txt on the host: %q", b)
@@ -237,4 +251,38 @@ out`)
 	if diff := cmp.Diff(want, output(t, r)); diff != "" {
 		t.Errorf("aliases (-want +got):\n%s", diff)
 	}
+}
+
+// The protocol channel is not the guest's: Deno.stdout and node's
+// process.stdout write to stderr (guest output), Deno.stdin is at its end,
+// and no line written there reaches the host as a message.
+func TestJSChannel(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	sb := start(t, sandbox.Options{Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})})
+	forged := `{"method":"log","params":{"level":"error","message":"FORGED-LINE"}}`
+	r := run(t, sb, `js("""
+const line = new TextEncoder().encode(forged + '\\n');
+Deno.stdout.writeSync(line);
+await Deno.stdout.write(line);
+const p = (await import('node:process')).default;
+p.stdout.write(forged + '\\n');
+const buf = new Uint8Array(10);
+return [await Deno.stdin.read(buf), Deno.stdin.readSync(buf)];
+""", forged=`+pyString(forged)+`)`)
+	if diff := cmp.Diff([]any{nil, nil}, output(t, r)); diff != "" {
+		t.Errorf("stdin (-want +got):\n%s", diff)
+	}
+	if got := output(t, run(t, sb, "'next'")); got != "next" {
+		t.Errorf("after: %v", got)
+	}
+	if s := logs.String(); strings.Contains(s, "runner: FORGED-LINE") || !strings.Contains(s, "FORGED-LINE") {
+		t.Errorf("the lines should be logged as guest output only:\n%s", s)
+	}
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	slices.Sort(out)
+	return out
 }

@@ -11,6 +11,9 @@
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+// The process's stdin and stdout, taken before any guest code runs: the
+// guest's Deno.stdin and Deno.stdout are not these (features/js.ts).
+const stdin = Deno.stdin, stdout = Deno.stdout;
 
 // deno-lint-ignore no-explicit-any
 type Any = any;
@@ -101,7 +104,7 @@ export class Channel {
     }
     try {
       let off = 0;
-      while (off < bytes.length) off += Deno.stdout.writeSync(bytes.subarray(off));
+      while (off < bytes.length) off += stdout.writeSync(bytes.subarray(off));
     } finally {
       if (ctl) {
         Atomics.store(ctl, LOCK, 0);
@@ -273,7 +276,7 @@ export class Channel {
       }
       this.accept(msg);
     };
-    for await (const chunk of Deno.stdin.readable) {
+    for await (const chunk of stdin.readable) {
       let start = 0;
       for (;;) {
         const nl = chunk.indexOf(10, start);

@@ -91,6 +91,16 @@ export class HostFS {
     return out;
   }
 
+  /** Records a file written at a host path (by guest JS, through Deno's
+   * own file functions) when it lies in a root, for take(). */
+  noteHostPath(host: string): void {
+    let best: Root | null = null;
+    for (const r of this.roots) {
+      if ((host === r.dir || host.startsWith(r.dir + "/")) && (!best || r.dir.length > best.dir.length)) best = r;
+    }
+    if (best && host !== best.dir) this.track(best, host.slice(best.dir.length + 1));
+  }
+
   /** The root a sandbox path is in, and the path relative to it. */
   locate(p: string): [Root | null, string] {
     let best: Root | null = null;

@@ -25,6 +25,7 @@
 import { Buffer } from "node:buffer";
 import { createRequire } from "node:module";
 import * as nodefs from "node:fs";
+import nodeProcess from "node:process";
 import { register, Runtime } from "../runtime.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -143,10 +144,77 @@ function ownKeys(v: Any): string[] {
   return [...keys].sort();
 }
 
+// hideStdio gives guest JS (js(), require()d modules) a Deno.stdout (and a
+// node process.stdout) that writes to stderr, as console.* does, and a
+// Deno.stdin at its end: the process's own are the protocol channel, which
+// channel.ts took at start. (Raw writes to file descriptor 1 remain possible
+// for in-process JS, through node:fs or Deno's internals: such a line is
+// at most a message the sandbox could send anyway, a request or a log
+// line, which the host checks like any other; a line it cannot parse is
+// ignored.)
+function hideStdio(): void {
+  const stderr = Deno.stderr;
+  const out = Object.create(Object.getPrototypeOf(stderr));
+  for (const k of ["write", "writeSync", "close", "isTerminal", "setRaw"]) {
+    const f = (stderr as Any)[k];
+    if (typeof f === "function") out[k] = f.bind(stderr);
+  }
+  Object.defineProperty(out, "writable", { get: () => stderr.writable });
+  const inp = {
+    read: () => Promise.resolve(null),
+    readSync: () => null,
+    close: () => {},
+    isTerminal: () => false,
+    setRaw: () => {},
+    get readable() {
+      return new ReadableStream({ start: (c) => c.close() });
+    },
+  };
+  Object.defineProperty(Deno, "stdout", { value: out, writable: false, configurable: false });
+  // node's process.stdout likewise (packages print with it).
+  Object.defineProperty(nodeProcess, "stdout", { value: nodeProcess.stderr, writable: false, configurable: false });
+  Object.defineProperty(Deno, "stdin", { value: inp, writable: false, configurable: false });
+}
+
+// trackWrites reports the files guest JS writes through Deno's own file
+// functions in the execution's files, as Python's and bash's are.
+function trackWrites(note: (host: string) => void): void {
+  const pathOf = (p: unknown): string | null => {
+    if (typeof p === "string") return p.startsWith("/") ? p : null;
+    if (p instanceof URL && p.protocol === "file:") return decodeURIComponent(p.pathname);
+    return null;
+  };
+  const wrap = (name: string, argIndex: number, writes: (args: Any[]) => boolean = () => true) => {
+    const f = (Deno as Any)[name];
+    if (typeof f !== "function") return;
+    const wrapped = function (this: unknown, ...args: Any[]) {
+      const r = f.apply(this, args);
+      const path = pathOf(args[argIndex]);
+      if (path && writes(args)) {
+        if (r && typeof r.then === "function") {
+          return r.then((v: Any) => {
+            note(path);
+            return v;
+          });
+        }
+        note(path);
+      }
+      return r;
+    };
+    Object.defineProperty(Deno, name, { value: wrapped, writable: false, configurable: false });
+  };
+  const opensForWrite = (args: Any[]) => !!(args[1]?.write || args[1]?.append || args[1]?.create || args[1]?.truncate);
+  for (const n of ["writeFile", "writeFileSync", "writeTextFile", "writeTextFileSync", "create", "createSync"]) wrap(n, 0);
+  for (const n of ["open", "openSync"]) wrap(n, 0, opensForWrite);
+  for (const n of ["copyFile", "copyFileSync", "rename", "renameSync"]) wrap(n, 1);
+}
+
 register({
   name: "js",
   order: -2, // its interrupt hook runs before exec.ts cancels the task
   install(rt: Runtime) {
+    hideStdio();
+    trackWrites((host) => rt.fs.noteHostPath(host));
     const compiled = new Map<string, Any>();
     const modules = new Map<string, Any>(); // alias -> module, in js() scope
     const waits = new Set<(v: Any) => void>();

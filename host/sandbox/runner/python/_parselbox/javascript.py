@@ -302,7 +302,8 @@ def require(name, alias=None):
     """require(name, alias=None): loads a JavaScript module and returns it as
     a proxy (its functions callable from Python, its classes constructible).
     Local files start with "." or "/" (.js, .mjs or .ts, compiled by Deno and
-    re-imported on every call, so edits are picked up); anything else is an
+    re-imported on every call, so edits are picked up; .wasm: a library's
+    exports, or a WASI command as a callable); anything else is an
     npm package ("lodash", "@scope/pkg"), installed by the host: declared in
     packages (packages = ["npm:lodash@4.17.21"]), or installed on request when
     allow_runtime_packages is on. The module is also in js()'s scope under
@@ -314,17 +315,16 @@ def require(name, alias=None):
         raise ValueError(f"require(): alias {alias!r} is not a JavaScript identifier")
     alias = alias or _alias(name)
     if name.startswith((".", "/")):
+        path = name if name.startswith("/") else os.path.normpath(os.path.join(os.getcwd(), name))
         if name.endswith(".wasm"):
-            # wasm.py: a library's exports (a JS object), or a WASI command
-            # (a Python callable, not put in js()'s scope).
             from .wasm import WasiCommand, load_wasm
 
-            mod = load_wasm(name)
+            mod = load_wasm(path)  # features/wasm.ts: compiled once per path and version
             if _isinstance(mod, WasiCommand):
-                return mod
-        else:
-            path = name if name.startswith("/") else os.path.normpath(os.path.join(os.getcwd(), name))
-            mod = run_sync(_rt().local(path))
+                return mod  # a Python callable (not in js()'s scope)
+            _rt().set_alias(alias, mod)
+            return _from_js(mod, True)
+        mod = run_sync(_rt().local(path))
     else:
         spec = name[4:] if name.startswith("npm:") else name
         pkg = _version_split(spec)[0] if not spec.startswith("@") or spec.count("@") > 1 else spec
