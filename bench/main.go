@@ -279,6 +279,14 @@ func (b *bench) execRun(ctx context.Context, fl *floor, mc *mcpClients) error {
 			overHTTP, overStdio = append(overHTTP, ms(dh)), append(overStdio, ms(ds))
 		}
 	}
+	// The same comparisons as paired differences: each sample minus the one
+	// taken next to it, so that load that comes and goes during the run
+	// weighs on both sides of each difference alike.
+	b.add("exec_minus_floor_p50_ms", percentile(minus(ours, theirs), 50))
+	b.add("mcp_minus_exec_p50_ms", percentile(minus(overHTTP, ours), 50))
+	if mc.stdio != nil {
+		b.add("mcp_stdio_minus_exec_p50_ms", percentile(minus(overStdio, ours), 50))
+	}
 	b.add("exec_p50_ms", percentile(ours, 50))
 	b.add("exec_p99_ms", percentile(ours, 99))
 	b.add("floor_exec_p50_ms", percentile(theirs, 50))
@@ -309,6 +317,15 @@ func (b *bench) start(ctx context.Context, cold bool) (*sandbox.Supervisor, erro
 }
 
 func median(v []float64) float64 { return percentile(v, 50) }
+
+// minus is a[i] - b[i] for each pair of samples taken side by side.
+func minus(a, b []float64) []float64 {
+	d := make([]float64, min(len(a), len(b)))
+	for i := range d {
+		d[i] = a[i] - b[i]
+	}
+	return d
+}
 
 func percentile(v []float64, p int) float64 {
 	if len(v) == 0 {
@@ -354,6 +371,7 @@ var targets = []target{
 	{"exec_p50_ms", "floor_exec_p50_ms", "≤ floor + 0.2 ms", func(r results) bool {
 		return r.v("exec_p50_ms") <= r.v("floor_exec_p50_ms")+0.2
 	}},
+	{"exec_minus_floor_p50_ms", "", "≤ 0.2 ms (paired)", func(r results) bool { return r.v("exec_minus_floor_p50_ms") <= 0.2 }},
 	{"exec_p99_ms", "floor_exec_p99_ms", "", nil},
 	{"rss_mb", "floor_rss_mb", "≤ 250 MB (at boot)", func(r results) bool { return r.v("rss_mb") <= 250 }},
 	{"rss_after_execs_mb", "floor_rss_after_execs_mb", "", nil},

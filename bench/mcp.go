@@ -25,6 +25,8 @@ var mcpTargets = []target{
 	{"mcp_stdio_exec_p50_ms", "exec_p50_ms", "≤ exec + 0.5 ms", func(r results) bool {
 		return r.v("mcp_stdio_exec_p50_ms") <= r.v("exec_p50_ms")+0.5
 	}},
+	{"mcp_minus_exec_p50_ms", "", "≤ 1 ms (paired)", func(r results) bool { return r.v("mcp_minus_exec_p50_ms") <= 1 }},
+	{"mcp_stdio_minus_exec_p50_ms", "", "≤ 0.5 ms (paired)", func(r results) bool { return r.v("mcp_stdio_minus_exec_p50_ms") <= 0.5 }},
 }
 
 // mcpClients are open MCP sessions of the two transports: streamable HTTP
