@@ -66,7 +66,7 @@ func main() {
 }
 
 // parts are what -only selects.
-var parts = []string{"boot", "exec", "calls", "result", "packages", "confine", "sessions"}
+var parts = []string{"boot", "exec", "calls", "result", "packages", "shell", "confine", "sessions"}
 
 // measures reports whether part is to be measured: all are, unless -only
 // names some.
@@ -173,7 +173,11 @@ func (b *bench) run(runtimeDir string) error {
 			return err
 		}
 		b.add("boot_snapshot_ms", ms(time.Since(began)))
+		snap := sb.Ready().Snapshot
 		sb.Close()
+		if !snap {
+			return fmt.Errorf("boot_snapshot_ms: the sandbox did not boot from the snapshot")
+		}
 		fp, d, err := fl.start()
 		if err != nil {
 			return err
@@ -211,6 +215,11 @@ func (b *bench) runRest(ctx context.Context) error {
 	if b.measures("packages") {
 		if err := b.runPackages(ctx); err != nil {
 			return fmt.Errorf("packages: %w", err)
+		}
+	}
+	if b.measures("shell") {
+		if err := b.runShell(ctx); err != nil {
+			return fmt.Errorf("bash and WASI: %w", err)
 		}
 	}
 	if b.measures("confine") {
@@ -379,7 +388,7 @@ var targets = []target{
 
 func (b *bench) print() {
 	fmt.Printf("\n%-30s %10s %12s  %-24s %-7s %s\n", "metric", "parselbox", "baseline", "target", "", "runs: min / median / max")
-	all := slices.Concat(targets, mcpTargets, callTargets, bridgeTargets, sessionTargets, confineTargets, packageTargets)
+	all := slices.Concat(targets, mcpTargets, callTargets, shellTargets, bridgeTargets, sessionTargets, confineTargets, packageTargets)
 	for _, t := range all {
 		m, ok := b.results[t.key]
 		if !ok {

@@ -84,6 +84,10 @@ type Options struct {
 	MaxResultBytes int64
 	// BootTimeout bounds a start. Zero means 60 s.
 	BootTimeout time.Duration
+	// OnRestart, if set, is told why the process ended each time it ended
+	// unexpectedly and is restarted: "timeout", "memory", "runaway",
+	// "fatal", "protocol" or "crash".
+	OnRestart func(cause string)
 	// NoSnapshot boots cold, without the memory snapshot (for measurements).
 	NoSnapshot bool
 	// Confine, if set, confines each process with the kernel (package
@@ -92,6 +96,10 @@ type Options struct {
 	// Packages are Python packages the host installed (package packages),
 	// visible read-only at PackagesPath; nil: none.
 	Packages *Packages
+	// NPMDir holds the npm packages the host installed for require() (a
+	// node_modules directory inside it), readable by the sandbox's Deno
+	// only (not a root: Python does not see it); empty: none.
+	NPMDir string
 }
 
 // PackagesPath is where the sandbox sees the host's unpacked packages.
@@ -285,6 +293,14 @@ func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 	if s.snapshot != "" {
 		perms.read = append(perms.read, s.snapshot)
 	}
+	if o.NPMDir != "" {
+		dir, err := filepath.EvalSymlinks(o.NPMDir)
+		if err != nil {
+			return nil, ReadyInfo{}, fmt.Errorf("sandbox: npm packages: %w", err)
+		}
+		perms.read = append(perms.read, dir)
+		init.NPM = &initNPM{Dir: dir}
+	}
 	for _, r := range s.roots {
 		perms.read = append(perms.read, r.Dir)
 		if !r.ReadOnly {
@@ -297,7 +313,7 @@ func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 		// The interrupt pipe is an inherited descriptor, not a path of the
 		// host's: Landlock does not govern pipes.
 		c.Read = slices.Concat(slices.DeleteFunc(slices.Clone(perms.read), func(p string) bool { return p == interruptPipe }),
-			[]string{o.Runtime.Pyodide})
+			[]string{o.Runtime.Pyodide, o.Runtime.Modules})
 		c.Write, c.Network, c.AllowNet, c.MemoryMB = perms.write, o.Network, o.AllowNet, o.HardMemoryMB
 		c.Private = []string{"DENO_DIR"} // its own copy of Deno's caches
 		jail = &c
@@ -366,6 +382,13 @@ func (s *Supervisor) watch(p *process) {
 		case <-p.exited:
 			if reason, detail := p.reason(); reason != killClose {
 				s.log.Warn("sandbox process ended; restarting", "status", p.exitStatus(), "reason", reason)
+				if s.opts.OnRestart != nil {
+					cause := reason
+					if cause == "" {
+						cause = "crash"
+					}
+					s.opts.OnRestart(cause)
+				}
 				s.mu.Lock()
 				if s.running != p && !p.reported {
 					// No execution saw it: the next one is told, once.
@@ -834,6 +857,7 @@ func denoArgs(rt *Runtime, runnerDir string, perms permissions, memoryMB int) []
 	}
 	args := []string{rt.Deno, "run",
 		"--no-prompt", "--no-config", "--no-lock", "--no-remote", "--no-check", "--cached-only",
+		"--node-modules-dir=manual", // just-bash's imports, from the runtime's node_modules
 		"--allow-read=" + joinPaths(read),
 	}
 	if len(perms.write) > 0 {
@@ -860,7 +884,7 @@ func denoArgs(rt *Runtime, runnerDir string, perms permissions, memoryMB int) []
 
 // checkPaths refuses paths that Deno's permission flags cannot express.
 func checkPaths(o Options) error {
-	paths := []string{o.CacheDir, o.Workspace, o.FilesDir, o.Runtime.Pyodide}
+	paths := []string{o.CacheDir, o.Workspace, o.FilesDir, o.Runtime.Pyodide, o.NPMDir}
 	for _, m := range o.Mounts {
 		paths = append(paths, m.Source)
 	}

@@ -113,6 +113,7 @@ register({
       if (!rt.watchdog.begin(id, timeout)) return; // condemned: the host kills us
       busy = true;
       rt.current = id;
+      for (const h of rt.hooks.begin) h();
       let output: unknown = null;
       let error: ErrorValue | null = null;
       try {
@@ -147,13 +148,14 @@ register({
       } else if (reason === IDLE_LIMIT) {
         rt.watchdog.signal[0] = 0;
       }
-      const result = {
+      const result: Record<string, Any> = {
         output,
         stdout: rt.stdout.take(),
         stderr: rt.stderr.take(),
         error,
         files: rt.fs.take(),
       };
+      for (const h of rt.hooks.result) h(result);
       let line: Uint8Array;
       try {
         line = rt.channel.encode({ id, result });
@@ -162,6 +164,7 @@ register({
         const size = (e as Any)?.size ?? Number((e as Error).message);
         const limit = Math.min(rt.limits.maxResult, rt.limits.maxMessage);
         result.output = null;
+        delete result.view;
         result.error = {
           type: "ResultTooLarge",
           message: `The result of this execution is ${Number.isFinite(size) ? size + " bytes" : "too large"}, ` +
