@@ -257,7 +257,7 @@ func (b *bench) execRun(ctx context.Context, fl *floor, mc *mcpClients) error {
 	if mb, err := rssOf(fp.pid()); err == nil {
 		b.add("floor_rss_mb", float64(mb))
 	}
-	var ours, theirs, overHTTP, overStdio []float64
+	var ours, theirs, overHTTP, overStdio, pingHTTP, pingStdio []float64
 	for i := range b.execs + 20 {
 		t0 := time.Now()
 		r, err := sb.Exec(ctx, "1+1", time.Minute)
@@ -283,9 +283,20 @@ func (b *bench) execRun(ctx context.Context, fl *floor, mc *mcpClients) error {
 				return fmt.Errorf("over stdio: %w", err)
 			}
 		}
+		// The transports' own round trip, without the sandbox: a ping.
+		var ph, ps time.Duration
+		if ph, err = ping(ctx, mc.http); err != nil {
+			return fmt.Errorf("ping over HTTP: %w", err)
+		}
+		if mc.stdio != nil {
+			if ps, err = ping(ctx, mc.stdio); err != nil {
+				return fmt.Errorf("ping over stdio: %w", err)
+			}
+		}
 		if i >= 20 { // after a warm-up
 			ours, theirs = append(ours, ms(d1)), append(theirs, ms(d2))
 			overHTTP, overStdio = append(overHTTP, ms(dh)), append(overStdio, ms(ds))
+			pingHTTP, pingStdio = append(pingHTTP, ms(ph)), append(pingStdio, ms(ps))
 		}
 	}
 	// The same comparisons as paired differences: each sample minus the one
@@ -300,6 +311,10 @@ func (b *bench) execRun(ctx context.Context, fl *floor, mc *mcpClients) error {
 	b.add("exec_p99_ms", percentile(ours, 99))
 	b.add("floor_exec_p50_ms", percentile(theirs, 50))
 	b.add("floor_exec_p99_ms", percentile(theirs, 99))
+	b.add("mcp_ping_p50_ms", percentile(pingHTTP, 50))
+	if mc.stdio != nil {
+		b.add("mcp_stdio_ping_p50_ms", percentile(pingStdio, 50))
+	}
 	b.add("mcp_exec_p50_ms", percentile(overHTTP, 50))
 	b.add("mcp_exec_p99_ms", percentile(overHTTP, 99))
 	if mc.stdio != nil {
