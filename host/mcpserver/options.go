@@ -10,8 +10,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/parselbox/parselbox/host"
-	"github.com/parselbox/parselbox/host/ui"
 	"github.com/parselbox/parselbox/host/metrics"
+	"github.com/parselbox/parselbox/host/ui"
 )
 
 // Name is the server name announced to MCP clients. The mcpproxy bridge
