@@ -18,6 +18,9 @@ var callTargets = []target{
 	{"call_plugin_p50_ms", "call_inproc_greet_p50_ms", "≤ in-process + 0.2 ms", func(r results) bool {
 		return r.v("call_plugin_p50_ms") <= r.v("call_inproc_greet_p50_ms")+0.2
 	}},
+	{"call_plugin_minus_inproc_p50_ms", "", "≤ 0.2 ms (paired)", func(r results) bool {
+		return r.v("call_plugin_minus_inproc_p50_ms") <= 0.2
+	}},
 	{"call_plugin_p99_ms", "call_inproc_greet_p99_ms", "", nil},
 	{"fanout_100_ms", "one_call_100ms_ms", "≤ 3 × one call", func(r results) bool {
 		return r.v("fanout_100_ms") <= 3*r.v("one_call_100ms_ms")

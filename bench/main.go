@@ -262,7 +262,7 @@ func (b *bench) execRun(ctx context.Context, fl *floor, mc *mcpClients) error {
 	if mb, err := rssOf(fp.pid()); err == nil {
 		b.add("floor_rss_mb", float64(mb))
 	}
-	var ours, theirs, overHTTP, overStdio []float64
+	var ours, theirs, overHTTP, overStdio, pingHTTP, pingStdio []float64
 	for i := range b.execs + 20 {
 		t0 := time.Now()
 		r, err := sb.Exec(ctx, "1+1", time.Minute)
@@ -288,15 +288,38 @@ func (b *bench) execRun(ctx context.Context, fl *floor, mc *mcpClients) error {
 				return fmt.Errorf("over stdio: %w", err)
 			}
 		}
+		// The transports' own round trip, without the sandbox: a ping.
+		var ph, ps time.Duration
+		if ph, err = ping(ctx, mc.http); err != nil {
+			return fmt.Errorf("ping over HTTP: %w", err)
+		}
+		if mc.stdio != nil {
+			if ps, err = ping(ctx, mc.stdio); err != nil {
+				return fmt.Errorf("ping over stdio: %w", err)
+			}
+		}
 		if i >= 20 { // after a warm-up
 			ours, theirs = append(ours, ms(d1)), append(theirs, ms(d2))
 			overHTTP, overStdio = append(overHTTP, ms(dh)), append(overStdio, ms(ds))
+			pingHTTP, pingStdio = append(pingHTTP, ms(ph)), append(pingStdio, ms(ps))
 		}
+	}
+	// The same comparisons as paired differences: each sample minus the one
+	// taken next to it, so that load that comes and goes during the run
+	// weighs on both sides of each difference alike.
+	b.add("exec_minus_floor_p50_ms", percentile(minus(ours, theirs), 50))
+	b.add("mcp_minus_exec_p50_ms", percentile(minus(overHTTP, ours), 50))
+	if mc.stdio != nil {
+		b.add("mcp_stdio_minus_exec_p50_ms", percentile(minus(overStdio, ours), 50))
 	}
 	b.add("exec_p50_ms", percentile(ours, 50))
 	b.add("exec_p99_ms", percentile(ours, 99))
 	b.add("floor_exec_p50_ms", percentile(theirs, 50))
 	b.add("floor_exec_p99_ms", percentile(theirs, 99))
+	b.add("mcp_ping_p50_ms", percentile(pingHTTP, 50))
+	if mc.stdio != nil {
+		b.add("mcp_stdio_ping_p50_ms", percentile(pingStdio, 50))
+	}
 	b.add("mcp_exec_p50_ms", percentile(overHTTP, 50))
 	b.add("mcp_exec_p99_ms", percentile(overHTTP, 99))
 	if mc.stdio != nil {
@@ -323,6 +346,15 @@ func (b *bench) start(ctx context.Context, cold bool) (*sandbox.Supervisor, erro
 }
 
 func median(v []float64) float64 { return percentile(v, 50) }
+
+// minus is a[i] - b[i] for each pair of samples taken side by side.
+func minus(a, b []float64) []float64 {
+	d := make([]float64, min(len(a), len(b)))
+	for i := range d {
+		d[i] = a[i] - b[i]
+	}
+	return d
+}
 
 func percentile(v []float64, p int) float64 {
 	if len(v) == 0 {
@@ -394,6 +426,7 @@ var targets = []target{
 	{"exec_p50_ms", "floor_exec_p50_ms", "≤ floor + 0.2 ms", func(r results) bool {
 		return r.v("exec_p50_ms") <= r.v("floor_exec_p50_ms")+0.2
 	}},
+	{"exec_minus_floor_p50_ms", "", "≤ 0.2 ms (paired)", func(r results) bool { return r.v("exec_minus_floor_p50_ms") <= 0.2 }},
 	{"exec_p99_ms", "floor_exec_p99_ms", "", nil},
 	{"rss_mb", "floor_rss_mb", "≤ 250 MB (at boot)", func(r results) bool { return r.v("rss_mb") <= 250 }},
 	{"rss_after_execs_mb", "floor_rss_after_execs_mb", "", nil},

@@ -25,6 +25,10 @@ var mcpTargets = []target{
 	{"mcp_stdio_exec_p50_ms", "exec_p50_ms", "≤ exec + 0.5 ms", func(r results) bool {
 		return r.v("mcp_stdio_exec_p50_ms") <= r.v("exec_p50_ms")+0.5
 	}},
+	{"mcp_ping_p50_ms", "", "", nil},
+	{"mcp_stdio_ping_p50_ms", "", "", nil},
+	{"mcp_minus_exec_p50_ms", "", "≤ 1 ms (paired)", func(r results) bool { return r.v("mcp_minus_exec_p50_ms") <= 1 }},
+	{"mcp_stdio_minus_exec_p50_ms", "", "≤ 0.5 ms (paired)", func(r results) bool { return r.v("mcp_stdio_minus_exec_p50_ms") <= 0.5 }},
 }
 
 // mcpClients are open MCP sessions of the two transports: streamable HTTP
@@ -110,6 +114,15 @@ func callExec(ctx context.Context, cs *mcp.ClientSession, code, want string) (ti
 		return 0, fmt.Errorf("execute_code(%q) = %+v, want %s", code, res.Content[0], want)
 	}
 	return d, nil
+}
+
+// ping times one MCP ping on cs: the transport's round trip (the client,
+// the go-sdk on both ends and, over stdio, the process boundary), which
+// execute_code pays on top of the execution.
+func ping(ctx context.Context, cs *mcp.ClientSession) (time.Duration, error) {
+	t0 := time.Now()
+	err := cs.Ping(ctx, nil)
+	return time.Since(t0), err
 }
 
 // mcpOptions are the options of the MCP servers measured: the default

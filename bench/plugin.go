@@ -44,6 +44,7 @@ func (b *bench) measurePlugin(sb *host.Sandbox, pairs pairSampler, first bool) e
 	b.add("call_inproc_greet_p50_ms", percentile(in, 50))
 	b.add("call_inproc_greet_p99_ms", percentile(in, 99))
 	b.add("call_plugin_p50_ms", percentile(v, 50))
+	b.add("call_plugin_minus_inproc_p50_ms", percentile(minus(v, in), 50))
 	b.add("call_plugin_p99_ms", percentile(v, 99))
 	if !first {
 		return nil

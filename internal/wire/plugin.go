@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"errors"
+	"runtime"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -77,7 +78,8 @@ func ServeConfig(impl protocol.BridgeServer, logger hclog.Logger) *plugin.ServeC
 		Plugins:         plugin.PluginSet{PluginName: &Plugin{Impl: impl, Logger: logger}},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			opts = append(opts, grpc.MaxRecvMsgSize(MaxMessageSize), grpc.MaxSendMsgSize(MaxMessageSize),
-				grpc.InitialWindowSize(streamWindow), grpc.InitialConnWindowSize(connWindow))
+				grpc.InitialWindowSize(streamWindow), grpc.InitialConnWindowSize(connWindow),
+				grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))))
 			return plugin.DefaultGRPCServer(opts)
 		},
 		Logger: logger,
