@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -51,6 +52,9 @@ func (s *Sandbox) Prompt() string {
 		for _, l := range ns {
 			b.WriteString("  - " + l + "\n")
 		}
+	}
+	if sigs := s.ToolSignatures(context.Background()); sigs != "" {
+		b.WriteString("\n## Tools available (Python signatures; call them as ns.tool(...))\n```python\n" + sigs + "```\n")
 	}
 	b.WriteString(guideTools)
 	return b.String()

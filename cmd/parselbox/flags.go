@@ -67,6 +67,7 @@ func newSandboxFlags(fs *pflag.FlagSet) *configFlags {
 	f.string("mcp", "mcp", "", "MCP servers from an mcp.json `file` ({\"mcpServers\": {...}}): each becomes a namespace")
 	f.string("audit-log", "audit_log", "", "append every execution and tool call to this JSON-lines `file` (arguments redacted)")
 	f.string("otlp-endpoint", "otlp_endpoint", "", "send executions and tool calls as OpenTelemetry spans to this OTLP/HTTP `URL`")
+	f.string("describe-tools", "describe_tools", "", "how the model learns the tools: `mode` none (discovery with sbx.search and help, the default) or signatures (Python signatures in the guide and in execute_code's description)")
 	return f
 }
 
@@ -98,6 +99,8 @@ func newServeFlags(fs *pflag.FlagSet) *configFlags {
 	f.keys["approval-timeout"] = "server.approval_timeout"
 	fs.Bool("no-ui", d.NoUI, "leave the HTML of display() out of results")
 	f.keys["no-ui"] = "server.no_ui"
+	fs.Bool("stream-output", d.StreamOutput, "send what the code prints, while it runs, as MCP log notifications")
+	f.keys["stream-output"] = "server.stream_output"
 	return f
 }
 
