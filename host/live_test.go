@@ -93,3 +93,24 @@ print("last", end="")
 		t.Errorf("reported without a listener: %q %v", events, bridge)
 	}
 }
+
+// describe_tools = "signatures": the guide (help() in the sandbox too)
+// shows the Python signatures of the tools the sandbox may call; a denied
+// tool is absent.
+func TestDescribeToolsInGuide(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, host.Config{
+		Context:         map[string]any{"mission": &mission{Nav: &nav{}}},
+		ContextPolicies: map[string]host.ToolPolicy{"mission": {Deny: []string{"fail"}}},
+		DescribeTools:   host.DescribeSignatures,
+	})
+	sig := "class mission:"
+	for name, guide := range map[string]string{"Prompt": sb.Prompt(), "sbx.help()": value(t, exec(t, sb, "sbx.help()")).(string)} {
+		if !strings.Contains(guide, sig) || !strings.Contains(guide, "    def add(a: int, b: int) -> int") || strings.Contains(guide, "def fail") {
+			t.Errorf("%s:\n%s", name, guide)
+		}
+	}
+	if g := sb.GuideWithoutSignatures(); strings.Contains(g, sig) {
+		t.Errorf("GuideWithoutSignatures:\n%s", g)
+	}
+}

@@ -165,7 +165,7 @@ func (s *session) prompt() string {
 	if s.box == nil {
 		return ""
 	}
-	return s.box.sb.Prompt()
+	return s.box.sb.GuideWithoutSignatures() // the signatures are in the tool's description
 }
 
 // sandbox returns the session's sandbox, starting it on first use.
