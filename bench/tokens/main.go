@@ -99,6 +99,7 @@ type way struct {
 	instructions string // the server's instructions (system prompt)
 	definitions  string // the tools, as the model is shown them
 	description  string // execute_code's description (code ways)
+	tools        int    // how many tools the model is shown
 	turns        []exchange
 }
 
@@ -291,7 +292,7 @@ paths = [t["path"] for k, v in found.items() if not k.startswith("sbx") for t in
 		}
 	}
 	b, _ := json.Marshal(defs)
-	w.definitions = string(b)
+	w.definitions, w.tools = string(b), len(defs)
 	for _, turn := range directTurns {
 		var ex exchange
 		for _, c := range turn {
@@ -359,7 +360,7 @@ func codeWay(ctx context.Context, cfg host.Config, name, look string) (*way, err
 		}
 	}
 	b, _ := json.Marshal(defs)
-	w.definitions = string(b)
+	w.definitions, w.tools = string(b), len(defs)
 	for _, code := range []string{look, program} {
 		args := map[string]any{"code": code}
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpserver.ToolName, Arguments: args})
@@ -442,13 +443,13 @@ func report(ctx context.Context, node, counter, out string, ways []*way) error {
 		fig[w.name] = f
 	}
 	fmt.Printf("The task: %s\n\n", task)
-	fmt.Printf("%-18s %8s %8s %8s %8s %6s %8s\n", "way", "upfront", "calls", "results", "once", "turns", "loop")
+	fmt.Printf("%-18s %6s %8s %8s %8s %8s %6s %8s\n", "way", "tools", "upfront", "calls", "results", "once", "turns", "loop")
 	for _, w := range ways {
 		f := fig[w.name]
-		fmt.Printf("%-18s %8d %8d %8d %8d %6d %8d\n", w.name, f.upfront, f.calls, f.results, f.once, f.turns, f.loop)
+		fmt.Printf("%-18s %6d %8d %8d %8d %8d %6d %8d\n", w.name, w.tools, f.upfront, f.calls, f.results, f.once, f.turns, f.loop)
 	}
 	d := fig["direct"]
-	fmt.Printf("%-18s %8d %8d %8d %8d %6d %8d\n", "direct, 1 per turn", d.upfront, d.calls, d.results, d.once, d.seqTurns, d.seqLoop)
+	fmt.Printf("%-18s %6d %8d %8d %8d %8d %6d %8d\n", "direct, 1 per turn", ways[0].tools, d.upfront, d.calls, d.results, d.once, d.seqTurns, d.seqLoop)
 	fmt.Println("(upfront: instructions + tool definitions; once: upfront + calls + results, each read once;")
 	fmt.Println(" loop: what an agent loop sends, every turn re-reading all so far; \"direct\" makes the")
 	fmt.Println(" independent calls of a turn in parallel, \"direct, 1 per turn\" one call per turn)")
