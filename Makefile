@@ -10,7 +10,7 @@ STAMP     := $(RUNTIME)/node_modules/.installed
 GOFLAGS   ?=
 TEST_TIMEOUT ?= 20m
 
-.PHONY: all build runtime fixtures test demo bench bench-tokens proto lint fuzz clean
+.PHONY: all build runtime fixtures browser test demo bench bench-tokens proto lint fuzz clean
 
 all: build
 
@@ -44,10 +44,19 @@ tests/fixtures/%/node_modules/.installed: tests/fixtures/%/package-lock.json
 	cd tests/fixtures/$* && $(NPM) ci --ignore-scripts --no-audit --no-fund
 	@touch $@
 
+## browser: Debian's chromium for the tests that look at pages (installed
+## with apt-get when missing; where it cannot be, those tests skip and say so)
+browser:
+	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } || \
+		echo "make browser: chromium could not be installed: the browser tests will skip"
+
 ## test: build what the tests need, then run every test against the real runtime
-# (atexit_sleep_ms=0: the race detector otherwise sleeps 1 s in every plugin exit)
-test: build fixtures
-	PARSELBOX_REQUIRE_RUNTIME=1 PARSELBOX_RUNTIME=$(CURDIR)/$(RUNTIME) GORACE=atexit_sleep_ms=0 \
+# (atexit_sleep_ms=0: the race detector otherwise sleeps 1 s in every plugin exit;
+# with chromium present, a browser test cannot skip)
+test: build fixtures browser
+	PARSELBOX_REQUIRE_BROWSER=$$(command -v chromium >/dev/null 2>&1 && echo 1) \
+	PARSELBOX_REQUIRE_RUNTIME=1 PARSELBOX_REQUIRE_NPM=1 PARSELBOX_RUNTIME=$(CURDIR)/$(RUNTIME) GORACE=atexit_sleep_ms=0 \
 		$(GO) test -race -timeout=$(TEST_TIMEOUT) ./...
 
 ## demo: a short scripted tour
@@ -55,8 +64,9 @@ demo: build fixtures
 	@./demo/demo.sh
 
 ## bench: measure boot, exec and calls against a bare Deno + Pyodide floor
+## (BENCH_FLAGS="-only exec,calls -cpuprofile cpu.out" selects parts, profiles)
 bench: build fixtures
-	$(GO) run ./bench -runtime $(CURDIR)/$(RUNTIME) -out bench-results.json
+	$(GO) run ./bench -runtime $(CURDIR)/$(RUNTIME) -out bench-results.json $(BENCH_FLAGS)
 
 ## bench-tokens: the tokens a model reads for one fixed task against the demo's
 ## servers, every tool as an MCP tool vs execute_code (counted with the pinned

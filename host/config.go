@@ -160,6 +160,16 @@ type Config struct {
 	ContextPolicies map[string]ToolPolicy `koanf:"-"`
 	// Hooks observe and may refuse executions and tool calls (Go API only).
 	Hooks []Hook `koanf:"-"`
+	// Serve serves the workspace as a web app with @api routes into the
+	// sandbox; nil: not served.
+	Serve *ServeConfig `koanf:"serve"`
+	// UI says that someone sees what display() shows (the MCP server sets
+	// it unless --no-ui): the guide text then explains display() (Go API
+	// only; Result.View is set either way).
+	UI bool `koanf:"-"`
+	// Observer is told of executions, tool calls and restarts, for
+	// metrics (Go API only; package host/metrics is one).
+	Observer Observer `koanf:"-"`
 	// Logger receives the host's logs; nil discards them (Go API only).
 	Logger hclog.Logger `koanf:"-"`
 	// Notify receives what a person waiting for New should hear: that the
@@ -167,6 +177,10 @@ type Config struct {
 	// bridge is slow to start. nil says nothing (Go API only; the command
 	// line prints them on stderr).
 	Notify func(msg string) `koanf:"-"`
+	// InterruptGrace is how long an execution interrupted at its timeout
+	// has to stop before the sandbox is killed and restarted (its state
+	// lost); 0 is the default of 5 s (Go API only).
+	InterruptGrace time.Duration `koanf:"-"`
 }
 
 // Mount maps a host directory into the sandbox at /mnt/<target>.
@@ -318,6 +332,11 @@ func (c *Config) Validate() error {
 		}
 		if m.Mode != "" && m.Mode != "ro" && m.Mode != "rw" {
 			v.bad(sub(key, "mode"), `must be "ro" or "rw", got %q`, m.Mode)
+		}
+	}
+	if c.Serve != nil {
+		if err := c.Serve.validate(); err != nil {
+			v.errs = append(v.errs, err)
 		}
 	}
 	for i, p := range c.Packages {

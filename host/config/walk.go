@@ -42,6 +42,9 @@ func (w *walker) value(v any, t reflect.Type, tag reflect.StructTag, key string,
 	if t == typeOfAny {
 		return w.json(v, key, raw)
 	}
+	if t.Kind() == reflect.Pointer { // an optional block: as its struct
+		return w.value(v, t.Elem(), tag, key, raw)
+	}
 	o := w.origin(raw)
 	if tag.Get("file") == "object" { // a bridge's own config: any JSON object
 		if _, ok := v.(map[string]any); ok {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/parselbox/parselbox/host"
 	"github.com/parselbox/parselbox/host/router"
+	"github.com/parselbox/parselbox/host/ui"
 )
 
 // Notes added to results.
@@ -23,6 +24,9 @@ const (
 	noteTooLarge = "The result is too large to return: %.1f MiB, the limit is %d MiB (max_result_mb). " +
 		"Return only the data you need, or write it to a file in /workspace and return its path."
 )
+
+// viewShown stands for the view in what the model reads.
+const viewShown = "shown to the user (%d bytes of HTML)"
 
 // Response is the result object of execute_code: {"result": ...} with
 // optional "note", "files" and "view", or {"error": "..."} (with "files"
@@ -38,7 +42,11 @@ type Response struct {
 	Note string
 	// Files are the sandbox paths of the files the execution wrote.
 	Files []string
-	// View is the HTML passed to display().
+	// App is where the workspace is served as a web app (--serve).
+	App string
+	// View is the HTML passed to display(), as a full document. The JSON
+	// of the Response, which the model reads, only says that it was shown;
+	// the MCP server sends the HTML in the result's _meta (ui.ViewMetaKey).
 	View string
 }
 
@@ -46,7 +54,7 @@ type Response struct {
 func (r *Response) IsError() bool { return r.Error != "" }
 
 // MarshalJSON writes the keys in a fixed order: result or error, then note,
-// files and view.
+// files, app and view.
 func (r *Response) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	r.write(&b)
@@ -56,7 +64,7 @@ func (r *Response) MarshalJSON() ([]byte, error) {
 // text is the JSON of r as a string, written once (no []byte to copy).
 func (r *Response) text() string {
 	var b strings.Builder
-	b.Grow(len(r.Result) + len(r.View) + len(r.Error) + 64)
+	b.Grow(len(r.Result) + len(r.Error) + 96)
 	r.write(&b)
 	return b.String()
 }
@@ -99,8 +107,13 @@ func (r *Response) write(b interface {
 	if len(r.Files) > 0 {
 		field("files", r.Files)
 	}
+	if r.App != "" && r.Error == "" {
+		field("app", r.App)
+	}
 	if r.View != "" && r.Error == "" {
-		field("view", r.View)
+		// The HTML goes to the UI (toolResult puts it in _meta), not to
+		// the model.
+		field("view", fmt.Sprintf(viewShown, len(r.View)))
 	}
 	b.WriteByte('}')
 }
@@ -254,10 +267,14 @@ func errorText(e *host.Error) string {
 // tools with an output schema, which execute_code does not declare; every
 // client reads the text, and some read nothing else.)
 func toolResult(resp *Response) *mcp.CallToolResult {
-	return &mcp.CallToolResult{
+	res := &mcp.CallToolResult{
 		Content: []mcp.Content{&mcp.TextContent{Text: resp.text()}},
 		IsError: resp.IsError(),
 	}
+	if resp.View != "" && !resp.IsError() {
+		res.Meta = mcp.Meta{ui.ViewMetaKey: resp.View}
+	}
+	return res
 }
 
 // failure is a Response for a problem outside the code: a sandbox that

@@ -33,7 +33,7 @@ func TestResponse(t *testing.T) {
 		},
 		"files and view": {
 			res:  host.Result{Output: json.RawMessage(`1`), Files: []string{"/workspace/a.txt"}, View: "<b>hi</b>"},
-			want: `{"result":1,"files":["/workspace/a.txt"],"view":"<b>hi</b>"}`,
+			want: `{"result":1,"files":["/workspace/a.txt"],"view":"shown to the user (9 bytes of HTML)"}`,
 		},
 		"no ui": {
 			res:  host.Result{Output: json.RawMessage(`1`), View: "<b>hi</b>"},

@@ -78,11 +78,16 @@ func newSession(o *Options, log hclog.Logger, acquire func(context.Context, *mcp
 		// Resources are this session's files: no one else may cache them.
 		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" },
 	})
-	s.server.AddTool(&mcp.Tool{
+	tool := &mcp.Tool{
 		Name:        ToolName,
 		Description: ToolDescription,
 		InputSchema: InputSchema,
-	}, s.executeCode)
+	}
+	if o.renderer != nil {
+		tool.Meta = o.renderer.ToolMeta()
+		s.addRenderer(o.renderer)
+	}
+	s.server.AddTool(tool, s.executeCode)
 	s.server.AddReceivingMiddleware(s.middleware)
 	return s
 }
@@ -426,7 +431,11 @@ func (s *session) result(ex *execution) *mcp.CallToolResult {
 		return toolResult(failure("the sandbox could not run the code: %v", ex.err))
 	}
 	s.announce(ex.res.Files)
-	return toolResult(s.shape.response(ex.res))
+	resp := s.shape.response(ex.res)
+	if sb := s.Sandbox(); sb != nil {
+		resp.App = sb.ServeURL()
+	}
+	return toolResult(resp)
 }
 
 // announce registers the files as resources; the go-sdk tells the client

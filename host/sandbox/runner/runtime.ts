@@ -103,6 +103,10 @@ export interface Hooks {
   idleInterrupt: (() => number)[];
   /** The last steps of the boot, before the host is told it is ready. */
   booting: (() => void | Promise<void>)[];
+  /** An execution begins. */
+  begin: (() => void)[];
+  /** An execution ended: a feature may add members to its result. */
+  result: ((result: Record<string, unknown>) => void)[];
 }
 
 export interface Runtime {
@@ -121,6 +125,8 @@ export interface Runtime {
   paths: RuntimePaths;
   /** A full garbage collection of the JS heap. */
   collectGarbage: () => void;
+  /** The host's npm packages: a directory holding node_modules (read-only). */
+  npmDir?: string;
 }
 
 export interface Feature {

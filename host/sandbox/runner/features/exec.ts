@@ -117,6 +117,7 @@ register({
         rt.stdout.streamTo((text) => rt.channel.notify("output", { id, stream: "stdout", text }));
         rt.stderr.streamTo((text) => rt.channel.notify("output", { id, stream: "stderr", text }));
       }
+      for (const h of rt.hooks.begin) h();
       let output: unknown = null;
       let error: ErrorValue | null = null;
       try {
@@ -153,13 +154,14 @@ register({
       }
       rt.stdout.streamTo(null);
       rt.stderr.streamTo(null);
-      const result = {
+      const result: Record<string, Any> = {
         output,
         stdout: rt.stdout.take(),
         stderr: rt.stderr.take(),
         error,
         files: rt.fs.take(),
       };
+      for (const h of rt.hooks.result) h(result);
       let line: Uint8Array;
       try {
         line = rt.channel.encode({ id, result });
@@ -168,6 +170,7 @@ register({
         const size = (e as Any)?.size ?? Number((e as Error).message);
         const limit = Math.min(rt.limits.maxResult, rt.limits.maxMessage);
         result.output = null;
+        delete result.view;
         result.error = {
           type: "ResultTooLarge",
           message: `The result of this execution is ${Number.isFinite(size) ? size + " bytes" : "too large"}, ` +

@@ -1,0 +1,109 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/parselbox/parselbox/host/serve"
+	"github.com/parselbox/parselbox/host/ui"
+)
+
+// ServeConfig serves the workspace as a web app (package host/serve): the
+// serve block of a configuration file, --serve on the command line.
+type ServeConfig struct {
+	// Addr is host:port to listen on; default 127.0.0.1:8000. Port 0 picks
+	// a free one (each sandbox its own).
+	Addr string `koanf:"addr"`
+	// Token is required of every request when Addr is beyond loopback (at
+	// least 16 characters); on loopback, pages of other origins need it.
+	Token string `koanf:"token"`
+	// MaxUploadMB bounds one upload (POST /_upload) and one /api body, in
+	// MiB; 0: 32.
+	MaxUploadMB int `koanf:"max_upload_mb" want:"a whole number of MiB, 0 or more"`
+}
+
+// validate checks the serve block.
+func (c *ServeConfig) validate() error {
+	addr := c.Addr
+	if addr == "" {
+		addr = serve.DefaultAddr
+	}
+	if err := serve.Validate(addr, c.Token); err != nil {
+		return &KeyError{Key: "serve.addr", Message: err.Error()}
+	}
+	if c.MaxUploadMB < 0 {
+		return &KeyError{Key: "serve.max_upload_mb", Message: fmt.Sprintf("must be 0 or more, got %d", c.MaxUploadMB)}
+	}
+	return nil
+}
+
+// startServe serves the workspace when the configuration asks for it.
+func (s *Sandbox) startServe(workspace, files string) error {
+	c := s.cfg.Serve
+	if c == nil {
+		return nil
+	}
+	var assets *ui.Assets
+	if a, err := ui.Load(s.runtimeDir); err == nil {
+		assets = a
+	} else {
+		s.log.Warn("served pages get no Tailwind/daisyUI", "error", err)
+	}
+	srv, err := serve.Listen(serve.Options{
+		Addr: c.Addr, Token: c.Token, Workspace: workspace, Files: files,
+		MaxUpload: int64(c.MaxUploadMB) << 20, API: s, Assets: assets, Logger: s.log,
+	})
+	if err != nil {
+		return &ConfigError{&KeyError{Key: "serve.addr", Message: err.Error()}}
+	}
+	s.serve = srv
+	s.closers = append(s.closers, srv.Close)
+	return nil
+}
+
+// ServeURL is where the workspace is served as a web app, "" when it is not.
+func (s *Sandbox) ServeURL() string {
+	if s.serve == nil {
+		return ""
+	}
+	return s.serve.URL()
+}
+
+// ServeOrigins are the origins of the served app (for a CSP), nil when
+// nothing is served.
+func (s *Sandbox) ServeOrigins() []string {
+	if s.serve == nil {
+		return nil
+	}
+	return s.serve.Origins()
+}
+
+// API runs an @api handler (or lists the routes) in the sandbox: an
+// execution of its own, after the one running, with the execution
+// timeout. Hooks and the audit trail see the tool calls it makes, not the
+// execution.
+func (s *Sandbox) API(ctx context.Context, req *serve.Request) (int, json.RawMessage, error) {
+	reqJSON, err := json.Marshal(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	lit, _ := json.Marshal(string(reqJSON)) // a JSON string is a Python string literal
+	r, err := s.sb.Exec(ctx, "await __import__('_parselbox.api').api.dispatch("+string(lit)+")", s.timeout)
+	if err != nil {
+		return 0, nil, err
+	}
+	if r.Error != nil {
+		body, _ := json.Marshal(map[string]string{"error": r.Error.Type + ": " + r.Error.Message})
+		return http.StatusInternalServerError, body, nil
+	}
+	var out struct {
+		Status int             `json:"status"`
+		Body   json.RawMessage `json:"body"`
+	}
+	if err := json.Unmarshal(r.Output, &out); err != nil || out.Status == 0 {
+		return 0, nil, fmt.Errorf("the sandbox's api router answered %.200s", r.Output)
+	}
+	return out.Status, out.Body, nil
+}

@@ -1,0 +1,23 @@
+// Package serve serves a sandbox's workspace as a live web app, from the Go
+// host (the sandbox process opens no port):
+//
+//   - static files from /workspace (index.html for a directory), with
+//     content types; a path that leaves it, or names a hidden file, is
+//     refused; HTML pages get window.pbx and live reload;
+//   - /files/<name>: the sandbox's input files;
+//   - /_live: Server-Sent Events, "reload" when a page's file changes
+//     (polled while someone listens, debounced);
+//   - POST /_upload: multipart files into /files, within a size limit;
+//   - /_routes and /api/...: the handlers the code registered with
+//     @api.get/post/put/patch/delete(path), run in the sandbox (API).
+//
+// It binds 127.0.0.1 by default. It sends no wildcard CORS header: a page
+// from another origin gets an answer only with the token (a view shown by
+// the MCP renderer carries it in window.pbx.key), so a web site the user
+// visits cannot drive tools that run with the host's credentials. Bound
+// beyond loopback, every request needs the token (Bearer, the
+// X-Parselbox-Token header, or ?token= once, which sets a cookie).
+//
+//	srv, err := serve.New(serve.Options{Addr: "127.0.0.1:8000", Workspace: dir, Files: files, API: sb})
+//	go srv.Serve(ln)
+package serve

@@ -1,0 +1,511 @@
+package serve
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/parselbox/parselbox/host/ui"
+)
+
+// DefaultAddr is where an app is served when no address is given.
+const DefaultAddr = "127.0.0.1:8000"
+
+// DefaultMaxUpload bounds one POST /_upload.
+const DefaultMaxUpload = 32 << 20
+
+// TokenHeader carries the token (window.pbx sends it).
+const TokenHeader = "X-Parselbox-Token"
+
+// API runs the @api handlers in the sandbox.
+type API interface {
+	// API calls the handler of (method, path) with the query's params or
+	// the raw body, and returns the HTTP status and the JSON to answer.
+	API(ctx context.Context, req *Request) (status int, body json.RawMessage, err error)
+}
+
+// Request is an /api request, as the sandbox's router gets it.
+type Request struct {
+	Method string            `json:"method"`
+	Path   string            `json:"path"`
+	Params map[string]string `json:"params"`
+	Body   string            `json:"body"`
+	Routes bool              `json:"routes,omitempty"` // list the routes instead
+}
+
+// Options configure a Server.
+type Options struct {
+	Addr      string // host:port; the port may be 0
+	Token     string // required of every request beyond loopback; "" on loopback: a random one for views
+	Workspace string // the host directory of /workspace
+	Files     string // the host directory of /files
+	MaxUpload int64  // bytes of one upload; 0: DefaultMaxUpload
+	API       API
+	Assets    *ui.Assets // Tailwind and daisyUI for pages; nil: none
+	Logger    hclog.Logger
+}
+
+// Server is the app server of one sandbox.
+type Server struct {
+	o         Options
+	log       hclog.Logger
+	key       string // the token, or a random one that views carry
+	loopback  bool
+	ws, files *os.Root
+	hs        *http.Server
+	ln        net.Listener
+	url       string
+	live      *live
+}
+
+// IsLoopback reports whether host (a name or an address) is this machine only.
+func IsLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Validate checks an address and token: beyond loopback a token is needed.
+func Validate(addr, token string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port: %w", addr, err)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("%q: bad port", addr)
+	}
+	if !IsLoopback(host) && strings.TrimSpace(token) == "" {
+		return fmt.Errorf("%s listens beyond this machine: set a token (serve { token = ... }) so that only you get in", addr)
+	}
+	if token != "" && len(strings.TrimSpace(token)) < 16 {
+		return errors.New("the token must be at least 16 characters")
+	}
+	return nil
+}
+
+// Listen checks the options, binds the address and starts serving.
+func Listen(o Options) (*Server, error) {
+	if o.Addr == "" {
+		o.Addr = DefaultAddr
+	}
+	if err := Validate(o.Addr, o.Token); err != nil {
+		return nil, err
+	}
+	if o.MaxUpload <= 0 {
+		o.MaxUpload = DefaultMaxUpload
+	}
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	s := &Server{o: o, log: o.Logger.Named("serve"), key: strings.TrimSpace(o.Token)}
+	if s.key == "" {
+		s.key = rand.Text()
+	}
+	host, _, _ := net.SplitHostPort(o.Addr)
+	s.loopback = IsLoopback(host)
+	var err error
+	if s.ws, err = os.OpenRoot(o.Workspace); err != nil {
+		return nil, err
+	}
+	if s.files, err = os.OpenRoot(o.Files); err != nil {
+		s.ws.Close()
+		return nil, err
+	}
+	if s.ln, err = net.Listen("tcp", o.Addr); err != nil {
+		s.ws.Close()
+		s.files.Close()
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	a := s.ln.Addr().(*net.TCPAddr)
+	h := host
+	if a.IP.IsUnspecified() {
+		h = "127.0.0.1"
+	}
+	s.url = "http://" + net.JoinHostPort(h, fmt.Sprint(a.Port))
+	s.live = newLive([]string{o.Workspace, o.Files})
+	s.hs = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	go s.hs.Serve(s.ln)
+	s.log.Info("serving the workspace", "url", s.url)
+	return s, nil
+}
+
+// URL is where the app is served (http://host:port, no slash).
+func (s *Server) URL() string { return s.url }
+
+// Key is the token a view sends with its calls.
+func (s *Server) Key() string { return s.key }
+
+// Origins are the origins of the app, for a CSP's connect list.
+func (s *Server) Origins() []string {
+	u, _ := url.Parse(s.url)
+	out := []string{s.url}
+	if IsLoopback(u.Hostname()) {
+		out = append(out, "http://localhost:"+u.Port(), "http://127.0.0.1:"+u.Port())
+	}
+	return out
+}
+
+// Close stops serving.
+func (s *Server) Close() error {
+	s.live.close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err := s.hs.Shutdown(ctx)
+	if err != nil {
+		err = s.hs.Close()
+	}
+	s.ws.Close()
+	s.files.Close()
+	return err
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	if raw, ok := v.(json.RawMessage); ok {
+		w.Write(raw)
+		return
+	}
+	json.NewEncoder(w).Encode(v)
+}
+
+func errorJSON(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+// token is the token the request carries, if any.
+func token(r *http.Request) string {
+	if t := r.Header.Get(TokenHeader); t != "" {
+		return t
+	}
+	if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer ") {
+		return strings.TrimPrefix(a, "Bearer ")
+	}
+	if t := r.URL.Query().Get("token"); t != "" {
+		return t
+	}
+	if c, err := r.Cookie("pbx_token"); err == nil {
+		return c.Value
+	}
+	return ""
+}
+
+func (s *Server) hasKey(r *http.Request) bool {
+	t := token(r)
+	return t != "" && subtle.ConstantTimeCompare([]byte(t), []byte(s.key)) == 1
+}
+
+// sameOrigin reports whether the request's Origin is the app's own.
+func (s *Server) sameOrigin(origin, host string) bool {
+	u, err := url.Parse(origin)
+	return err == nil && u.Scheme == "http" && u.Host == host
+}
+
+// ServeHTTP routes a request, after the checks of origin and token.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	origin := r.Header.Get("Origin")
+	foreign := origin != "" && !s.sameOrigin(origin, r.Host)
+	if s.loopback {
+		// A name that resolves to loopback (DNS rebinding) is not us.
+		if h, _, err := net.SplitHostPort(r.Host); err != nil || !IsLoopback(h) {
+			errorJSON(w, http.StatusForbidden, "Forbidden: unknown host "+r.Host)
+			return
+		}
+	}
+	if foreign {
+		w.Header().Set("Vary", "Origin")
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			// A preflight: say what a caller with the token may send; the
+			// request itself is refused without the token.
+			w.Header().Set("Access-Control-Allow-Origin", origin)
+			w.Header().Set("Access-Control-Allow-Methods", "GET, POST, PUT, PATCH, DELETE")
+			w.Header().Set("Access-Control-Allow-Headers", "Content-Type, "+TokenHeader)
+			w.Header().Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		if !s.hasKey(r) {
+			errorJSON(w, http.StatusForbidden, "Forbidden: a request from another origin needs the token")
+			return
+		}
+		w.Header().Set("Access-Control-Allow-Origin", origin)
+	} else if !s.loopback && !s.hasKey(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="parselbox"`)
+		errorJSON(w, http.StatusUnauthorized, "Unauthorized: this app needs its token (?token=...)")
+		return
+	}
+	if t := r.URL.Query().Get("token"); t != "" && s.hasKey(r) && !foreign {
+		http.SetCookie(w, &http.Cookie{Name: "pbx_token", Value: t, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	}
+	p := r.URL.Path
+	switch {
+	case r.Method == http.MethodOptions:
+		w.WriteHeader(http.StatusNoContent)
+	case p == "/_live":
+		s.live.serve(w, r)
+	case p == "/_upload":
+		if r.Method != http.MethodPost {
+			errorJSON(w, http.StatusMethodNotAllowed, "POST a multipart form to /_upload")
+			return
+		}
+		s.upload(w, r)
+	case p == "/_routes":
+		s.api(w, r, &Request{Routes: true})
+	case p == "/api" || strings.HasPrefix(p, "/api/"):
+		s.apiRequest(w, r)
+	case r.Method != http.MethodGet && r.Method != http.MethodHead:
+		errorJSON(w, http.StatusMethodNotAllowed, "Method not allowed")
+	case strings.HasPrefix(p, "/_pbx/"):
+		if !s.asset(w, p) {
+			errorJSON(w, http.StatusNotFound, "File not found")
+		}
+	case strings.HasPrefix(p, "/files/"):
+		s.file(w, r, s.files, strings.TrimPrefix(p, "/files/"), true)
+	default:
+		s.file(w, r, s.ws, p, false)
+	}
+}
+
+func (s *Server) apiRequest(w http.ResponseWriter, r *http.Request) {
+	req := &Request{Method: r.Method, Path: r.URL.Path, Params: map[string]string{}}
+	for k, v := range r.URL.Query() {
+		if k != "token" {
+			req.Params[k] = v[0]
+		}
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.o.MaxUpload))
+		if err != nil {
+			errorJSON(w, http.StatusRequestEntityTooLarge, "the body is over the limit of "+fmt.Sprint(s.o.MaxUpload)+" bytes")
+			return
+		}
+		req.Body = string(b)
+	}
+	s.api(w, r, req)
+}
+
+func (s *Server) api(w http.ResponseWriter, r *http.Request, req *Request) {
+	if s.o.API == nil {
+		errorJSON(w, http.StatusNotFound, "No handler for "+req.Method+" "+req.Path)
+		return
+	}
+	status, body, err := s.o.API.API(r.Context(), req)
+	if err != nil {
+		errorJSON(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, status, body)
+}
+
+// cleanPath turns a URL path into a path under a root, or "" when it
+// leaves the root or names a hidden file.
+func cleanPath(p string) string {
+	if strings.Contains(p, "\\") || strings.ContainsRune(p, 0) {
+		return ""
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == ".." || (strings.HasPrefix(seg, ".") && seg != ".") {
+			return ""
+		}
+	}
+	c := strings.TrimLeft(path.Clean("/"+p), "/")
+	if c == "" || c == "." {
+		return "index.html"
+	}
+	return c
+}
+
+func (s *Server) file(w http.ResponseWriter, r *http.Request, root *os.Root, p string, flat bool) {
+	name := cleanPath(p)
+	if flat && strings.Contains(name, "/") {
+		name = ""
+	}
+	if name == "" {
+		errorJSON(w, http.StatusBadRequest, "Invalid path")
+		return
+	}
+	fi, err := root.Stat(name)
+	if err == nil && fi.IsDir() {
+		if !strings.HasSuffix(r.URL.Path, "/") {
+			http.Redirect(w, r, r.URL.Path+"/", http.StatusFound)
+			return
+		}
+		name = path.Join(name, "index.html")
+		fi, err = root.Stat(name)
+	}
+	if err != nil || !fi.Mode().IsRegular() {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) && !strings.Contains(err.Error(), "escapes") {
+			s.log.Debug("serving a file", "path", name, "error", err)
+		}
+		if err != nil && strings.Contains(err.Error(), "escapes") {
+			errorJSON(w, http.StatusBadRequest, "Invalid path")
+			return
+		}
+		errorJSON(w, http.StatusNotFound, "File not found")
+		return
+	}
+	f, err := root.Open(name)
+	if err != nil {
+		errorJSON(w, http.StatusNotFound, "File not found")
+		return
+	}
+	defer f.Close()
+	ctype := contentType(name)
+	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Cache-Control", "no-cache")
+	if strings.HasPrefix(ctype, "text/html") {
+		b, err := io.ReadAll(io.LimitReader(f, 64<<20))
+		if err != nil {
+			errorJSON(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		page := s.page(string(b))
+		w.Write([]byte(page))
+		return
+	}
+	http.ServeContent(w, r, "", fi.ModTime(), f)
+}
+
+// page is an HTML file as served: window.pbx (same origin), the assets
+// (when the page has none of its own <head> work to keep) and live reload.
+func (s *Server) page(html string) string {
+	page := ui.Render(html, ui.SameOrigin, "")
+	assets := ""
+	if s.o.Assets != nil {
+		assets = `<link rel="stylesheet" href="/_pbx/daisyui.css"><script src="/_pbx/tailwind.js"></script>`
+	}
+	page = strings.Replace(page, ui.AssetsMarker, assets, 1)
+	return page + liveScript
+}
+
+const liveScript = `<script>(function(){var es=new EventSource("/_live");es.onmessage=function(e){if(e.data==="reload")location.reload()};})();</script>`
+
+func contentType(name string) string {
+	switch ext := strings.ToLower(path.Ext(name)); ext {
+	case ".ts", ".tsx", ".py", ".md":
+		return "text/plain; charset=utf-8"
+	case ".html", ".htm":
+		return "text/html; charset=utf-8"
+	default:
+		if t := mime.TypeByExtension(ext); t != "" {
+			return t
+		}
+		return "application/octet-stream"
+	}
+}
+
+// uploadName is the name an uploaded file gets in /files: its base name,
+// without leading dots; upload_<ms> when nothing is left.
+func uploadName(name string) string {
+	name = strings.ReplaceAll(name, "\\", "/")
+	name = path.Base(name)
+	name = strings.TrimLeft(name, ".")
+	name = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == '/' || r == 0x7f {
+			return -1
+		}
+		return r
+	}, name)
+	if name == "" {
+		return fmt.Sprintf("upload_%d", time.Now().UnixMilli())
+	}
+	return name
+}
+
+type uploaded struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
+	Size int64  `json:"size"`
+}
+
+func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, s.o.MaxUpload)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		errorJSON(w, http.StatusBadRequest, "POST a multipart/form-data body: "+err.Error())
+		return
+	}
+	var out []uploaded
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			s.uploadError(w, err)
+			return
+		}
+		fname := part.FileName()
+		if fname == "" {
+			part.Close()
+			continue // a plain field
+		}
+		name := uploadName(fname)
+		f, err := s.files.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+		if err != nil {
+			errorJSON(w, http.StatusBadRequest, "cannot write "+name+": "+err.Error())
+			return
+		}
+		n, err := io.Copy(f, part)
+		f.Close()
+		if err != nil {
+			s.files.Remove(name)
+			s.uploadError(w, err)
+			return
+		}
+		out = append(out, uploaded{Name: name, Path: "/files/" + name, Size: n})
+	}
+	if len(out) == 0 {
+		errorJSON(w, http.StatusBadRequest, "No files in request")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"uploaded": out})
+}
+
+func (s *Server) uploadError(w http.ResponseWriter, err error) {
+	var mb *http.MaxBytesError
+	if errors.As(err, &mb) {
+		errorJSON(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the upload is over the limit of %d bytes", s.o.MaxUpload))
+		return
+	}
+	errorJSON(w, http.StatusBadRequest, "reading the upload: "+err.Error())
+}
+
+// asset serves the pinned Tailwind and daisyUI to pages.
+func (s *Server) asset(w http.ResponseWriter, name string) bool {
+	if s.o.Assets == nil {
+		return false
+	}
+	switch name {
+	case "/_pbx/tailwind.js":
+		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+		w.Header().Set("Cache-Control", "max-age=3600")
+		w.Write([]byte(s.o.Assets.Tailwind))
+	case "/_pbx/daisyui.css":
+		w.Header().Set("Content-Type", "text/css; charset=utf-8")
+		w.Header().Set("Cache-Control", "max-age=3600")
+		w.Write([]byte(s.o.Assets.DaisyUI))
+	default:
+		return false
+	}
+	return true
+}

@@ -1,0 +1,284 @@
+package serve_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/host/serve"
+	"github.com/parselbox/parselbox/internal/testenv"
+)
+
+// calc is a namespace whose tools the handlers call.
+type calc struct{}
+
+func (calc) Add(a, b int) int { return a + b }
+func (calc) ParamNames() map[string][]string {
+	return map[string][]string{"Add": {"a", "b"}}
+}
+
+func newServed(t *testing.T, c *host.ServeConfig) *host.Sandbox {
+	t.Helper()
+	if c == nil {
+		c = &host.ServeConfig{Addr: "127.0.0.1:0", MaxUploadMB: 1}
+	}
+	sb, err := host.New(t.Context(), host.Config{
+		RuntimeDir: testenv.Runtime(t).Dir, CacheDir: testenv.CacheDir(t), Logger: testenv.Logger(t),
+		Context: map[string]any{"calc": calc{}}, Serve: c,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	return sb
+}
+
+type reply struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func do(t *testing.T, method, url string, body io.Reader, header map[string]string) reply {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return reply{res.StatusCode, res.Header, string(b)}
+}
+
+func exec(t *testing.T, sb *host.Sandbox, code string) {
+	t.Helper()
+	r, err := sb.Execute(t.Context(), code)
+	if err != nil || r.Error != nil {
+		t.Fatalf("%s: %v %v", code, err, r.Error)
+	}
+}
+
+func TestServe(t *testing.T) {
+	t.Parallel()
+	sb := newServed(t, nil)
+	base := sb.ServeURL()
+	if !strings.HasPrefix(base, "http://127.0.0.1:") {
+		t.Fatalf("ServeURL %q", base)
+	}
+	exec(t, sb, `
+import os
+open("index.html", "w").write("<h1 class='text-2xl'>home</h1>")
+os.makedirs("sub", exist_ok=True)
+open("sub/data.json", "w").write('{"a": 1}')
+open("app.ts", "w").write("let x = 1")
+open(".secret", "w").write("s")
+open("/files/in.txt", "w").write("input")
+state = {"n": 0}
+
+@api.get("/const")
+def const(params):
+    return {"ok": True, "q": params.get("q")}
+
+@api.post("add")
+def add(body):
+    state["n"] += 1
+    return {"sum": calc.add(a=body["a"], b=body["b"]), "calls": state["n"]}
+
+@api.post("/api/async")
+async def a(body):
+    t = calc.add.task(a=1, b=2)
+    return {"body": body, "task": await t}
+
+@api.get("/boom")
+def boom(params):
+    raise ValueError("no such thing")
+`)
+	for name, tc := range map[string]struct {
+		method, path, body string
+		header             map[string]string
+		status             int
+		contains           string
+	}{
+		"index":           {"GET", "/", "", nil, 200, "<h1 class='text-2xl'>home</h1>"},
+		"index has pbx":   {"GET", "/index.html", "", nil, 200, `EventSource("/_live")`},
+		"json":            {"GET", "/sub/data.json", "", nil, 200, `{"a": 1}`},
+		"ts as text":      {"GET", "/app.ts", "", nil, 200, "let x = 1"},
+		"files":           {"GET", "/files/in.txt", "", nil, 200, "input"},
+		"missing":         {"GET", "/nope.html", "", nil, 404, `"error":"File not found"`},
+		"traversal":       {"GET", "/%2e%2e/%2e%2e/etc/passwd", "", nil, 400, "Invalid path"},
+		"traversal files": {"GET", "/files/..%2f..%2fetc%2fpasswd", "", nil, 400, "Invalid path"},
+		"encoded slash":   {"GET", "/sub%2f..%2f..%2fx", "", nil, 400, "Invalid path"},
+		"hidden":          {"GET", "/.secret", "", nil, 400, "Invalid path"},
+		"task logs":       {"GET", "/.parselbox/tasks/x", "", nil, 400, "Invalid path"},
+		"get route":       {"GET", "/api/const?q=hi", "", nil, 200, `{"ok":true,"q":"hi"}`},
+		"post tool":       {"POST", "/api/add", `{"a": 2, "b": 3}`, nil, 200, `{"sum":5,"calls":1}`},
+		"async task":      {"POST", "/api/async", `[1]`, nil, 200, `{"body":[1],"task":3}`},
+		"raises":          {"GET", "/api/boom", "", nil, 500, `"error":"no such thing"`},
+		"unknown":         {"GET", "/api/nothing", "", nil, 404, `No handler for GET /api/nothing`},
+		"wrong method":    {"POST", "/api/const", "", nil, 404, `No handler for POST /api/const`},
+		"bad json":        {"POST", "/api/add", `{nope`, nil, 400, `Invalid JSON body`},
+		"routes":          {"GET", "/_routes", "", nil, 200, `[{"method":"GET","path":"/api/const"},{"method":"POST","path":"/api/add"}`},
+		"rebinding":       {"GET", "/", "", map[string]string{"Host": "evil.example:80"}, 403, "unknown host"},
+	} {
+		var body io.Reader
+		if tc.body != "" {
+			body = strings.NewReader(tc.body)
+		}
+		r := do(t, tc.method, base+tc.path, body, tc.header)
+		if r.status != tc.status || !strings.Contains(r.body, tc.contains) {
+			t.Errorf("%s: %s %s: %d %s (want %d with %q)", name, tc.method, tc.path, r.status, r.body, tc.status, tc.contains)
+		}
+		if a := r.header.Get("Access-Control-Allow-Origin"); a != "" {
+			t.Errorf("%s: Access-Control-Allow-Origin %q without a foreign origin", name, a)
+		}
+	}
+	if r := do(t, "GET", base+"/app.ts", nil, nil); !strings.HasPrefix(r.header.Get("Content-Type"), "text/plain") {
+		t.Errorf("app.ts served as %s", r.header.Get("Content-Type"))
+	}
+	if r := do(t, "GET", base+"/sub/data.json", nil, nil); r.header.Get("Content-Type") != "application/json" {
+		t.Errorf("data.json served as %s", r.header.Get("Content-Type"))
+	}
+	// Session state: the handler's counter is the code's.
+	r, _ := sb.Execute(t.Context(), "state['n']")
+	if string(r.Output) != "1" {
+		t.Errorf("state after one POST: %s", r.Output)
+	}
+}
+
+// A page elsewhere cannot drive the API; one with the token (a view) can.
+func TestServeCORS(t *testing.T) {
+	t.Parallel()
+	sb := newServed(t, nil)
+	base := sb.ServeURL()
+	exec(t, sb, "@api.post('/x')\ndef x(body):\n    return 'done'")
+	evil := map[string]string{"Origin": "https://evil.example", "Content-Type": "text/plain"}
+	if r := do(t, "POST", base+"/api/x", strings.NewReader("{}"), evil); r.status != 403 || r.header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("a foreign origin without the token: %d %v %s", r.status, r.header, r.body)
+	}
+	if r := do(t, "GET", base+"/", nil, evil); r.status != 403 {
+		t.Errorf("a foreign origin reads pages: %d", r.status)
+	}
+	pre := do(t, "OPTIONS", base+"/api/x", nil, map[string]string{"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"})
+	if a := pre.header.Get("Access-Control-Allow-Origin"); a == "*" {
+		t.Errorf("wildcard CORS")
+	}
+	// The view's key (in window.pbx of a rendered view).
+	r, _ := sb.Execute(t.Context(), "display('<b>v</b>')")
+	key := between(r.View, `key:"`, `"`)
+	if key == "" || !strings.Contains(r.View, `base="`+base+`"`) {
+		t.Fatalf("the view has no key or base: %s", r.View)
+	}
+	ok := map[string]string{"Origin": "https://host.example", serve.TokenHeader: key, "Content-Type": "application/json"}
+	if r := do(t, "POST", base+"/api/x", strings.NewReader("{}"), ok); r.status != 200 || r.body != `"done"` ||
+		r.header.Get("Access-Control-Allow-Origin") != "https://host.example" {
+		t.Errorf("a view with the key: %d %s %v", r.status, r.body, r.header)
+	}
+	ok[serve.TokenHeader] = key + "x"
+	if r := do(t, "POST", base+"/api/x", strings.NewReader("{}"), ok); r.status != 403 {
+		t.Errorf("a wrong key: %d", r.status)
+	}
+}
+
+func between(s, a, b string) string {
+	i := strings.Index(s, a)
+	if i < 0 {
+		return ""
+	}
+	s = s[i+len(a):]
+	return s[:max(0, strings.Index(s, b))]
+}
+
+func multipartBody(t *testing.T, files map[string]string) (io.Reader, string) {
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	for name, content := range files {
+		w, _ := mw.CreateFormFile("file", name)
+		w.Write([]byte(content))
+	}
+	mw.Close()
+	return &buf, mw.FormDataContentType()
+}
+
+func TestServeUpload(t *testing.T) {
+	t.Parallel()
+	sb := newServed(t, nil)
+	base := sb.ServeURL()
+	body, ctype := multipartBody(t, map[string]string{"../../evil.txt": "e", "...hidden": "h", "ok.csv": "a,b"})
+	r := do(t, "POST", base+"/_upload", body, map[string]string{"Content-Type": ctype})
+	var got struct {
+		Uploaded []struct {
+			Name, Path string
+			Size       int
+		}
+	}
+	json.Unmarshal([]byte(r.body), &got)
+	names := map[string]bool{}
+	for _, u := range got.Uploaded {
+		names[u.Path] = true
+	}
+	if r.status != 200 || !names["/files/evil.txt"] || !names["/files/hidden"] || !names["/files/ok.csv"] || len(names) != 3 {
+		t.Errorf("upload: %d %s", r.status, r.body)
+	}
+	res, _ := sb.Execute(t.Context(), "import os; sorted(os.listdir('/files')), open('/files/ok.csv').read()")
+	if string(res.Output) != `[["evil.txt","hidden","ok.csv"],"a,b"]` {
+		t.Errorf("/files after the upload: %s", res.Output)
+	}
+	// Nothing landed outside /files.
+	if _, err := os.Stat(filepath.Join(filepath.Dir(filepath.Dir(base)), "evil.txt")); err == nil {
+		t.Error("evil.txt outside")
+	}
+	big, ctype := multipartBody(t, map[string]string{"big.bin": strings.Repeat("x", 2<<20)})
+	if r := do(t, "POST", base+"/_upload", big, map[string]string{"Content-Type": ctype}); r.status != 413 {
+		t.Errorf("an upload over 1 MiB: %d %s", r.status, r.body)
+	}
+	res, _ = sb.Execute(t.Context(), "os.path.exists('/files/big.bin')")
+	if string(res.Output) != "false" {
+		t.Errorf("the oversized upload was kept: %s", res.Output)
+	}
+	empty, ctype := multipartBody(t, nil)
+	if r := do(t, "POST", base+"/_upload", empty, map[string]string{"Content-Type": ctype}); r.status != 400 || !strings.Contains(r.body, "No files in request") {
+		t.Errorf("no files: %d %s", r.status, r.body)
+	}
+}
+
+// Beyond loopback a token is required: the configuration is refused
+// without one; with one, a request without it is refused.
+func TestServeToken(t *testing.T) {
+	t.Parallel()
+	err := (&host.Config{Serve: &host.ServeConfig{Addr: "0.0.0.0:0"}}).Validate()
+	if err == nil || !strings.Contains(err.Error(), "serve.addr") || !strings.Contains(err.Error(), "token") {
+		t.Errorf("no token beyond loopback: %v", err)
+	}
+	const token = "0123456789abcdef-token"
+	sb := newServed(t, &host.ServeConfig{Addr: "0.0.0.0:0", Token: token})
+	base := sb.ServeURL()
+	exec(t, sb, "open('index.html','w').write('<p>hi</p>')")
+	if r := do(t, "GET", base+"/", nil, nil); r.status != 401 {
+		t.Errorf("no token: %d", r.status)
+	}
+	if r := do(t, "GET", base+"/", nil, map[string]string{"Authorization": "Bearer " + token}); r.status != 200 {
+		t.Errorf("bearer token: %d", r.status)
+	}
+	r := do(t, "GET", base+"/?token="+token, nil, nil)
+	if r.status != 200 || !strings.Contains(r.header.Get("Set-Cookie"), "HttpOnly") {
+		t.Errorf("?token=: %d %v", r.status, r.header)
+	}
+}
