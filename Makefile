@@ -10,7 +10,7 @@ STAMP     := $(RUNTIME)/node_modules/.installed
 GOFLAGS   ?=
 TEST_TIMEOUT ?= 20m
 
-.PHONY: all build runtime fixtures browser test demo bench proto lint fuzz clean
+.PHONY: all build runtime fixtures browser test demo bench bench-tokens proto lint fuzz clean
 
 all: build
 
@@ -67,6 +67,12 @@ demo: build fixtures
 ## (BENCH_FLAGS="-only exec,calls -cpuprofile cpu.out" selects parts, profiles)
 bench: build fixtures
 	$(GO) run ./bench -runtime $(CURDIR)/$(RUNTIME) -out bench-results.json $(BENCH_FLAGS)
+
+## bench-tokens: the tokens a model reads for one fixed task against the demo's
+## servers, every tool as an MCP tool vs execute_code (counted with the pinned
+## gpt-tokenizer, o200k_base); merged into bench-results.json
+bench-tokens: build fixtures
+	$(GO) run ./bench/tokens -runtime $(CURDIR)/$(RUNTIME) -bin $(BIN) -out bench-results.json
 
 ## proto: regenerate the bridge protocol's Go code (needs protoc 3.21.12:
 ## apt-get install protobuf-compiler; the Go generators are pinned in go.mod)

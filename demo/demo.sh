@@ -59,7 +59,7 @@ t0 = time.time()
 hello = greeter.greet("ada")                                   # looks synchronous
 ticks = await asyncio.gather(*[greeter.slow.task(seconds=1) for _ in range(10)])
 {"hello": hello, "ten_tasks_in_s": round(time.time() - t0, 1),
- "found": sbx.search("greet"), "doc": help(greeter.greet)["description"]}'
+ "found": sbx.search("greet"), "doc": help(greeter.greet)}'
 
 step "Built-in bridges: REST/OpenAPI, GraphQL, shell and MCP, each its own plugin process"
 echo "(starting a local pet store API and a GraphQL API, for this demo only)"

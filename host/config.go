@@ -141,6 +141,14 @@ type Config struct {
 	// OTLP/HTTP ("http://127.0.0.1:4318"): the execution is the parent span,
 	// its tool calls the children.
 	OTLPEndpoint string `koanf:"otlp_endpoint"`
+	// DescribeTools says how the model learns the tools: "none" (the
+	// default) leaves it to discovery (sbx.search, help); "signatures" puts
+	// compact Python signatures of every tool the sandbox may call, grouped
+	// by namespace, into the guide (Prompt) and into the description of the
+	// MCP server's execute_code, cut past DescribeToolsBudget tokens with a
+	// pointer to sbx.search.
+	DescribeTools string `koanf:"describe_tools" want:"\"none\" or \"signatures\""`
+
 	// TracerProvider, if set, receives the spans instead (Go API only).
 	TracerProvider trace.TracerProvider `koanf:"-"`
 
@@ -358,6 +366,9 @@ func (c *Config) Validate() error {
 		if u, err := url.Parse(c.OTLPEndpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			v.bad("otlp_endpoint", "must be an http:// or https:// URL of an OTLP/HTTP receiver, got %q", c.OTLPEndpoint)
 		}
+	}
+	if d := c.DescribeTools; d != "" && d != DescribeNone && d != DescribeSignatures {
+		v.bad("describe_tools", `must be "none" or "signatures", got %q`, d)
 	}
 	if _, err := confine.ParseMode(c.Confinement); err != nil {
 		v.bad("confinement", "%v", err)

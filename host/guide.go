@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -15,7 +16,15 @@ import (
 // Prompt returns the guide text for an agent's system prompt: what the
 // sandbox is, its limits, the namespaces configured and how to discover and
 // call tools. help() and sbx.help() inside the sandbox return the same text.
-func (s *Sandbox) Prompt() string {
+func (s *Sandbox) Prompt() string { return s.guide(true) }
+
+// GuideWithoutSignatures is Prompt without the tools' signatures of
+// describe_tools = "signatures", for a front end that shows them elsewhere
+// (the MCP server: in execute_code's description, so that a model does not
+// read them twice).
+func (s *Sandbox) GuideWithoutSignatures() string { return s.guide(false) }
+
+func (s *Sandbox) guide(signatures bool) string {
 	var b strings.Builder
 	b.WriteString(guideIntro)
 	b.WriteString("\n## This sandbox\n")
@@ -54,6 +63,11 @@ func (s *Sandbox) Prompt() string {
 		for _, l := range ns {
 			b.WriteString("  - " + l + "\n")
 		}
+	}
+	if !signatures && s.cfg.DescribeTools == DescribeSignatures {
+		b.WriteString("- The tools' Python signatures are in the description of execute_code.\n")
+	} else if sigs := s.ToolSignatures(context.Background()); sigs != "" {
+		b.WriteString("\n## Tools available (Python signatures; call them as ns.tool(...))\n```python\n" + sigs + "```\n")
 	}
 	b.WriteString(guideShell)
 	b.WriteString(guideTools)

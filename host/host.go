@@ -336,6 +336,25 @@ func WithSession(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, sessionKey{}, id)
 }
 
+// Progress is a sign of life from a running execution: see WithProgress.
+type Progress = router.Progress
+
+// WithProgress returns a context whose executions (Sandbox.Execute) pass
+// what they report while they run to fn: sbx.progress(done, total,
+// message) from Python, and the log and progress lines of the tools they
+// call (redacted of the bridges' secrets), at most one every
+// router.MinProgressInterval. fn must not block (the MCP server queues).
+func WithProgress(ctx context.Context, fn func(Progress)) context.Context {
+	return router.WithProgress(ctx, fn)
+}
+
+// WithOutput returns a context whose executions pass what the code prints
+// to fn while it runs, whole lines at a time, stream "stdout" or "stderr";
+// the Result still has all of it. fn must not block.
+func WithOutput(ctx context.Context, fn func(stream, text string)) context.Context {
+	return sandbox.WithOutput(ctx, fn)
+}
+
 // Info describes the running sandbox.
 func (s *Sandbox) Info(ctx context.Context) (*sandbox.Info, error) {
 	return s.sb.Info(ctx)

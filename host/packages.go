@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/parselbox/parselbox/host/packages"
 	"github.com/parselbox/parselbox/host/sandbox"
@@ -51,7 +52,13 @@ func (s *Sandbox) installPackages(ctx context.Context, opts *sandbox.Options) er
 	if len(python) == 0 {
 		return nil
 	}
-	wheels, err := store.Install(ctx, s.pkgSource, python)
+	var (
+		wheels []packages.Wheel
+		wg     sync.WaitGroup
+	)
+	wg.Go(func() { wheels, err = store.Install(ctx, s.pkgSource, python) })
+	// A long download or unpacking is named on the way (Config.Notify).
+	s.waitNoting(&wg, slowAfter, "installing Python packages", func() []string { return python })
 	var ie *packages.InstallError
 	if errors.As(err, &ie) {
 		return configErrorf("%w", err)

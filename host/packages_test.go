@@ -3,10 +3,16 @@ package host_test
 import (
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/parselbox/parselbox/host"
 	"github.com/parselbox/parselbox/host/packages/pkgtest"
@@ -124,5 +130,43 @@ func TestRuntimePackages(t *testing.T) {
 	r := exec(t, sb, "import alphapkg\nalphapkg.GREETING")
 	if got := value(t, r); got != "alpha+beta" {
 		t.Errorf("after a restart: %v", got)
+	}
+}
+
+// A slow package install is named on the way (Config.Notify), with the
+// packages it waits for.
+func TestPackagesInstallNoticed(t *testing.T) {
+	t.Parallel()
+	ix := pkgtest.NewIndex(t, pkgtest.Fixtures()...)
+	target, err := url.Parse(ix.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, ".whl") {
+			time.Sleep(4 * time.Second) // past the 3 s after which a wait is said
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(slow.Close)
+	var mu sync.Mutex
+	var said []string
+	newSandbox(t, host.Config{
+		Packages:     []string{"alphapkg"},
+		PackageIndex: slow.URL + "/pyodide/",
+		PackageDir:   t.TempDir(),
+		Notify: func(m string) {
+			mu.Lock()
+			said = append(said, m)
+			mu.Unlock()
+		},
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.ContainsFunc(said, func(m string) bool {
+		return strings.HasPrefix(m, "installing Python packages: still waiting for alphapkg (")
+	}) {
+		t.Errorf("nothing said about the slow install: %q", said)
 	}
 }

@@ -68,6 +68,7 @@ func newSandboxFlags(fs *pflag.FlagSet) *configFlags {
 	f.string("mcp", "mcp", "", "MCP servers from an mcp.json `file` ({\"mcpServers\": {...}}): each becomes a namespace")
 	f.string("audit-log", "audit_log", "", "append every execution and tool call to this JSON-lines `file` (arguments redacted)")
 	f.string("otlp-endpoint", "otlp_endpoint", "", "send executions and tool calls as OpenTelemetry spans to this OTLP/HTTP `URL`")
+	f.string("describe-tools", "describe_tools", "", "how the model learns the tools: `mode` none (discovery with sbx.search and help, the default) or signatures (Python signatures in the guide and in execute_code's description)")
 	f.string("serve", "serve.addr", "", "serve /workspace as a web app with @api routes at `ADDR` (--serve alone: "+serve.DefaultAddr+")")
 	fs.Lookup("serve").NoOptDefVal = serve.DefaultAddr
 	return f
@@ -101,6 +102,8 @@ func newServeFlags(fs *pflag.FlagSet) *configFlags {
 	f.keys["approval-timeout"] = "server.approval_timeout"
 	fs.Bool("no-ui", d.NoUI, "leave the HTML of display() out of results")
 	f.keys["no-ui"] = "server.no_ui"
+	fs.Bool("stream-output", d.StreamOutput, "send what the code prints, while it runs, as MCP log notifications")
+	f.keys["stream-output"] = "server.stream_output"
 	fs.Duration("drain-timeout", d.DrainTimeout, "on SIGTERM, take no new sessions and wait this long at most for the open ones to close (0: do not wait)")
 	f.keys["drain-timeout"] = "server.drain_timeout"
 	f.string("metrics-address", "server.metrics_address", "", "serve /metrics on this `host:port` of its own (default: next to /mcp)")

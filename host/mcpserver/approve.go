@@ -191,7 +191,7 @@ func (s *session) resume(ctx context.Context, req *mcp.CallToolRequest, state st
 		res = r
 	}
 	sp.ask.answer(decide(sp.ask.call.Path, res))
-	return s.await(ctx, req, sp.ex)
+	return s.await(ctx, req, sp.ex, func() {})
 }
 
 // abandonSuspended refuses the approvals still waiting for the client's

@@ -85,6 +85,10 @@ type Settings struct {
 	ApprovalTimeout time.Duration `koanf:"approval_timeout" want:"a number of seconds or a duration such as \"5m\" (0: no limit)"`
 	// NoUI withholds the HTML of display() from results.
 	NoUI bool `koanf:"no_ui"`
+	// StreamOutput sends what the code prints, while it runs, as MCP log
+	// notifications (logger "stdout" or "stderr", level info) to a client
+	// that set a log level; the result still holds all of it.
+	StreamOutput bool `koanf:"stream_output"`
 	// DrainTimeout bounds a drain (SIGTERM to `parselbox`, or
 	// Server.Drain): the host takes no new session and waits this long at
 	// most for the open ones to close before it closes them. 0: no wait.

@@ -22,6 +22,7 @@ import (
 const (
 	methodInitialize = "initialize"
 	methodDiscover   = "server/discover"
+	methodListTools  = "tools/list"
 )
 
 // codeSessionRefused is the JSON-RPC error code of a session the server
@@ -72,6 +73,7 @@ func newSession(o *Options, log hclog.Logger, acquire func(context.Context, *mcp
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:     &mcp.ToolCapabilities{},
 			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+			Logging:   logging(o.Settings.StreamOutput),
 		},
 		// Resources are this session's files: no one else may cache them.
 		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" },
@@ -116,6 +118,19 @@ func (s *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			r.Instructions = s.prompt()
 			return r, nil
+		case methodListTools:
+			res, err := next(ctx, method, req)
+			if r, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+				desc := Description(s.Sandbox())
+				for i, t := range r.Tools {
+					if t.Name == ToolName && t.Description != desc {
+						cp := *t
+						cp.Description = desc
+						r.Tools[i] = &cp
+					}
+				}
+			}
+			return res, err
 		}
 		return next(ctx, method, req)
 	}
@@ -132,6 +147,15 @@ func modern(versions []string) bool {
 	return false
 }
 
+// logging is the logging capability: announced when printed lines are
+// streamed as log notifications.
+func logging(on bool) *mcp.LoggingCapabilities {
+	if !on {
+		return nil
+	}
+	return &mcp.LoggingCapabilities{}
+}
+
 func refusal(err error) error {
 	msg := err.Error()
 	if !errors.Is(err, ErrTooManySessions) {
@@ -146,7 +170,7 @@ func (s *session) prompt() string {
 	if s.box == nil {
 		return ""
 	}
-	return s.box.sb.Prompt()
+	return s.box.sb.GuideWithoutSignatures() // the signatures are in the tool's description
 }
 
 // sandbox returns the session's sandbox, starting it on first use.
@@ -236,8 +260,9 @@ type execution struct {
 }
 
 // start runs code in the sandbox when the previous execution is over.
-func (s *session) start(b *box, code string, canElicit bool) *execution {
+func (s *session) start(live context.Context, b *box, code string, canElicit bool) *execution {
 	ctx, cancel := context.WithCancel(s.ctx)
+	ctx = carryLive(ctx, live)
 	ex := &execution{canElicit: canElicit, asks: make(chan *ask), done: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(ex.done)
@@ -289,18 +314,21 @@ func (s *session) executeCode(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if err != nil {
 		return toolResult(failure("the sandbox could not start: %v", err)), nil
 	}
+	liveCtx, stopLive := s.liveContext(ctx, req)
+	defer stopLive()
 	if b.ap == nil {
 		// Nothing can ask for approval: run in this request's goroutine,
 		// without the hand-offs an execution that waits for answers needs.
-		ex := s.run(ctx, b, code)
+		ex := s.run(liveCtx, b, code)
+		stopLive() // what the code reported goes out before its result
 		if ctx.Err() != nil && s.ctx.Err() == nil {
 			return nil, ctx.Err() // the client gave up on the call
 		}
 		return s.result(ex), nil
 	}
 	s.abandonSuspended()
-	ex := s.start(b, code, canElicit(req))
-	return s.await(ctx, req, ex)
+	ex := s.start(liveCtx, b, code, canElicit(req))
+	return s.await(ctx, req, ex, stopLive)
 }
 
 // run runs code in the sandbox when the previous execution is over, in the
@@ -347,11 +375,12 @@ func (s *session) logExecuted(ex *execution, began time.Time) {
 // waits, suspended, for the client to call again with the answer (resume).
 // On earlier protocols the approval is an elicitation request sent to the
 // client while this call is in progress.
-func (s *session) await(ctx context.Context, req *mcp.CallToolRequest, ex *execution) (*mcp.CallToolResult, error) {
+func (s *session) await(ctx context.Context, req *mcp.CallToolRequest, ex *execution, stopLive func()) (*mcp.CallToolResult, error) {
 	roundTrip := req.ProtocolVersion() >= protocolMRTR
 	for {
 		select {
 		case <-ex.done:
+			stopLive()
 			return s.result(ex), nil
 		case a := <-ex.asks:
 			if roundTrip {

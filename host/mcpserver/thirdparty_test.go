@@ -63,6 +63,7 @@ type tsResult struct {
 		MIMEType string `json:"mimeType"`
 	} `json:"read"`
 	Elicitations []string `json:"elicitations"`
+	Progress     []string `json:"progress"`
 }
 
 type tsCall struct {
@@ -114,6 +115,9 @@ func checkTS(t *testing.T, r tsResult, calc bool) {
 	}
 	if r.Read.Text != "hi from ts" {
 		t.Errorf("read: %+v", r.Read)
+	}
+	if want := []string{"1/3 step 1", "2/3 step 2", "3/3 step 3", "result"}; !cmp.Equal(r.Progress, want) {
+		t.Errorf("progress (then the result): %q, want %q", r.Progress, want)
 	}
 	if !calc {
 		return

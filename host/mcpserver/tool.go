@@ -17,6 +17,20 @@ const ToolDescription = "Execute Python code in a stateful sandbox with access t
 	"Variables, imports and files persist between calls; the value of the last expression is " +
 	"returned. Run sbx.help() to learn more about how to use this sandbox."
 
+// Description is execute_code's description for the tools of sb:
+// ToolDescription, followed by their Python signatures when the
+// configuration's describe_tools is "signatures".
+func Description(sb *host.Sandbox) string {
+	if sb == nil {
+		return ToolDescription
+	}
+	sigs := sb.ToolSignatures(context.Background())
+	if sigs == "" {
+		return ToolDescription
+	}
+	return ToolDescription + "\n\nTools in the sandbox (Python signatures; call them as ns.tool(...)):\n" + sigs
+}
+
 // InputSchema is the JSON Schema of execute_code's arguments.
 var InputSchema = json.RawMessage(`{"type":"object","properties":{"code":{"type":"string",` +
 	`"description":"Python code to run. The value of its last expression is returned."}},` +
@@ -47,7 +61,7 @@ func NewTool(sb *host.Sandbox, opts *Options) *Tool {
 	sh := newShaper(o.Settings)
 	return &Tool{
 		Name:        ToolName,
-		Description: ToolDescription,
+		Description: Description(sb),
 		InputSchema: InputSchema,
 		Call: func(ctx context.Context, arguments json.RawMessage) (*Response, error) {
 			code, err := parseCode(arguments)

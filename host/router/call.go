@@ -129,6 +129,7 @@ func (r *Router) route(ctx context.Context, p *callParams, rec *CallRecord) (jso
 		}
 	}
 	req := &sdk.CallToolRequest{Name: tool.Name, Arguments: args, TaskID: p.TaskID}
+	var events sdk.EventSink
 	if p.TaskID != "" {
 		t, tctx, err := r.tasks.begin(ctx, p.TaskID)
 		if err != nil {
@@ -136,7 +137,14 @@ func (r *Router) route(ctx context.Context, p *callParams, rec *CallRecord) (jso
 		}
 		defer r.tasks.end(t)
 		ctx = tctx
-		req.Events, req.Inbox = red.RedactEvents(t), t.inbox
+		events, req.Inbox = t, t.inbox
+	}
+	if e := r.current(); e != nil && e.progress != nil && !ns.builtin {
+		// The execution's front end shows the call's lines as they come.
+		events = toolEvents{sink: e.progress, path: call.Path, next: events}
+	}
+	if events != nil {
+		req.Events = red.RedactEvents(events)
 	}
 	res, err := ns.bridge.CallTool(ctx, req)
 	if err != nil {

@@ -25,6 +25,9 @@ type Execution struct {
 	ctx    context.Context // carries the recorder's span, if any
 	budget budget
 	calls  atomic.Int64
+	// progress passes sbx.progress() and the bridges' lines on to the
+	// front end (WithProgress); nil when nobody listens.
+	progress *progressSink
 }
 
 // NewExecutionID returns a fresh random execution id.
@@ -41,7 +44,7 @@ func (r *Router) Begin(ctx context.Context, id, session string) *Execution {
 	if id == "" {
 		id = NewExecutionID()
 	}
-	e := &Execution{ID: id, Session: session, Start: time.Now(), r: r, ctx: ctx}
+	e := &Execution{ID: id, Session: session, Start: time.Now(), r: r, ctx: ctx, progress: newProgressSink(ctx)}
 	if rec := r.opts.Recorder; rec != nil {
 		e.ctx = rec.BeginExecution(context.WithoutCancel(ctx), e)
 	}
@@ -53,6 +56,7 @@ func (r *Router) Begin(ctx context.Context, id, session string) *Execution {
 // error's type and message): later calls belong to no execution.
 func (e *Execution) End(outcome, errType, message string) {
 	e.r.exec.CompareAndSwap(e, nil)
+	e.progress.stop() // tasks that outlive it report to nobody
 	if rec := e.r.opts.Recorder; rec != nil {
 		rec.EndExecution(e.ctx, &ExecutionRecord{
 			ExecutionID: e.ID, Session: e.Session, Start: e.Start, Duration: time.Since(e.Start),

@@ -16,7 +16,7 @@ import (
 )
 
 // toolkitTools are the tools of the built-in sbx namespace, in order.
-var toolkitTools = []string{"help", "info", "search", "inspect", "preview"}
+var toolkitTools = []string{"help", "info", "search", "inspect", "preview", "progress"}
 
 // newToolkit returns the built-in sbx namespace: discovery over every other
 // namespace, registered on the same tool engine as any bridge.
@@ -52,7 +52,25 @@ func newToolkit(r *Router) *sdk.Bridge {
 	add(&sdk.Tool{Name: "preview", Params: []string{"data"},
 		Description: "A structure-preserving summary of large or nested data: lists keep 2 items, long strings are cut, keys are kept."},
 		func(data any) any { return Preview(data) })
+	add(&sdk.Tool{Name: "progress",
+		Description: "Report how far the code has got: sbx.progress(done, total=None, message=None). An MCP client that asked for progress sees it while the code runs; otherwise it does nothing."},
+		func(ctx context.Context, in progressArgs) {
+			if e := r.current(); e != nil {
+				total := 0.0
+				if in.Total != nil {
+					total = *in.Total
+				}
+				e.progress.report(Progress{Progress: in.Done, Total: total, Message: in.Message})
+			}
+		})
 	return b
+}
+
+// progressArgs are the arguments of sbx.progress.
+type progressArgs struct {
+	Done    float64  `json:"done" jsonschema:"how much is done"`
+	Total   *float64 `json:"total,omitempty" jsonschema:"how much there is, if known"`
+	Message string   `json:"message,omitempty" jsonschema:"what is going on"`
 }
 
 // nameList is one argument of sbx.inspect(*names): a dotted name (or a

@@ -231,14 +231,17 @@ func (t *task) shrinkLog() {
 // Progress appends a progress line to the task's log:
 // "[3/10] (30%) message", or "progress: 3 message" without a total.
 func (t *task) Progress(progress, total float64, message string) {
-	var line string
-	if total > 0 {
-		line = fmt.Sprintf("[%g/%g] (%.0f%%)", progress, total, 100*progress/total)
-	} else {
-		line = fmt.Sprintf("progress: %g", progress)
-	}
+	line := progressLine(progress, total)
 	if message != "" {
 		line += " " + message
 	}
 	t.Log(line)
+}
+
+// progressLine is "[3/10] (30%)", or "progress: 3" without a total.
+func progressLine(progress, total float64) string {
+	if total > 0 {
+		return fmt.Sprintf("[%g/%g] (%.0f%%)", progress, total, 100*progress/total)
+	}
+	return fmt.Sprintf("progress: %g", progress)
 }

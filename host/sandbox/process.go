@@ -82,6 +82,16 @@ type process struct {
 	exitErr   error
 	stderr    *tailBuffer
 	guard     *confine.Guard
+
+	// output receives the "output" notifications of the execution that
+	// asked for them (WithOutput), nil otherwise.
+	output atomic.Pointer[outputSink]
+}
+
+// outputSink is where the printed text of one execution goes.
+type outputSink struct {
+	id int64 // the exec request's id
+	fn func(stream, text string)
 }
 
 // protocolLimits bound what crosses the channel.
@@ -352,6 +362,12 @@ func (p *process) interrupt(id int64) {
 // arrives on; the channel is closed without a value if the process exits
 // first.
 func (p *process) call(method string, params any) (int64, <-chan *message, error) {
+	return p.callWith(method, params, nil)
+}
+
+// callWith is call, with before (if not nil) given the request's id before
+// the request is sent.
+func (p *process) callWith(method string, params any, before func(id int64)) (int64, <-chan *message, error) {
 	p.mu.Lock()
 	if p.pending == nil {
 		p.mu.Unlock()
@@ -362,6 +378,9 @@ func (p *process) call(method string, params any) (int64, <-chan *message, error
 	ch := make(chan *message, 1)
 	p.pending[id] = ch
 	p.mu.Unlock()
+	if before != nil {
+		before(id)
+	}
 	// One encoding: the parameters, marshalled once, go into the line as
 	// they are.
 	head := []byte(`{"id":` + strconv.FormatInt(id, 10) + `,"method":` + string(mustJSON(method)) + `,"params":`)
@@ -496,6 +515,18 @@ func (p *process) notification(method string, params json.RawMessage) {
 		}
 	case "restored":
 		p.restored.Store(true)
+	case "output":
+		var o struct {
+			ID     int64  `json:"id"`
+			Stream string `json:"stream"`
+			Text   string `json:"text"`
+		}
+		sink := p.output.Load()
+		if sink == nil || json.Unmarshal(params, &o) != nil || o.ID != sink.id ||
+			(o.Stream != "stdout" && o.Stream != "stderr") {
+			return
+		}
+		sink.fn(o.Stream, o.Text)
 	case "cancel":
 		// The sandbox gave up on some of its requests (it was interrupted).
 		var ids struct {

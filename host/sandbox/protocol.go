@@ -382,4 +382,7 @@ type ReadyInfo struct {
 type execParams struct {
 	Code    string  `json:"code"`
 	Timeout float64 `json:"timeout,omitempty"` // seconds; 0: none
+	// Stream asks for what the code prints as it is printed ("output"
+	// notifications), besides the result's stdout and stderr.
+	Stream bool `json:"stream,omitempty"`
 }

@@ -514,6 +514,16 @@ func (s *Supervisor) Exec(ctx context.Context, code string, timeout time.Duratio
 	}
 }
 
+type outputKey struct{}
+
+// WithOutput returns a context whose executions (Supervisor.Exec) pass what
+// the code prints to fn while it runs, a line or more at a time, stream
+// "stdout" or "stderr" (the result still has all of it). fn runs on the
+// goroutine that reads the sandbox's messages: it must not block.
+func WithOutput(ctx context.Context, fn func(stream, text string)) context.Context {
+	return context.WithValue(ctx, outputKey{}, fn)
+}
+
 // errNotStarted: the process was restarted before the execution began.
 var errNotStarted = errors.New("the execution did not start")
 
@@ -538,9 +548,18 @@ func (s *Supervisor) execOn(ctx context.Context, p *process, code string, timeou
 		s.running, s.runID = nil, 0
 		s.mu.Unlock()
 	}()
-	id, ch, err := p.call("exec", params)
+	out, _ := ctx.Value(outputKey{}).(func(stream, text string))
+	params.Stream = out != nil
+	id, ch, err := p.callWith("exec", params, func(id int64) {
+		if out != nil {
+			p.output.Store(&outputSink{id: id, fn: out})
+		}
+	})
 	if err != nil {
 		return s.lost(p, timeout), nil
+	}
+	if out != nil {
+		defer p.output.Store(nil)
 	}
 	s.mu.Lock()
 	s.runID = id

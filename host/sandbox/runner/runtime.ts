@@ -35,12 +35,44 @@ export class Capture {
   private readonly decoder = new TextDecoder();
   constructor(readonly limit = 1 << 20) {} // characters kept per execution
 
+  private sink: ((text: string) => void) | null = null;
+  private partial = ""; // streamed: the text after the last newline
+  private streamed = 0; // characters streamed this execution
+
+  /** While fn is set, what is written also goes to fn, whole lines at a
+   * time (at most 4096 characters each, up to the capture's limit in all);
+   * null flushes the last partial line and stops. */
+  streamTo(fn: ((text: string) => void) | null): void {
+    if (fn === null && this.sink !== null && this.partial !== "") this.sink(this.partial);
+    this.sink = fn;
+    this.partial = "";
+    this.streamed = 0;
+  }
+
   write(buf: Uint8Array): number {
+    if (this.size >= this.limit && this.sink === null) {
+      this.truncated = true;
+      return buf.length;
+    }
+    const s = this.decoder.decode(buf, { stream: true });
     if (this.size < this.limit) {
-      const s = this.decoder.decode(buf, { stream: true });
       this.chunks.push(s);
       this.size += s.length;
     } else this.truncated = true;
+    if (this.sink !== null && this.streamed < this.limit) {
+      this.partial += s;
+      const nl = this.partial.lastIndexOf("\n");
+      if (nl >= 0 || this.partial.length >= 4096) {
+        const end = nl >= 0 ? nl + 1 : this.partial.length;
+        const lines = this.partial.slice(0, end);
+        this.partial = this.partial.slice(end);
+        for (let i = 0; i < lines.length; i += 4096) {
+          const part = lines.slice(i, i + 4096);
+          this.streamed += part.length;
+          this.sink(part);
+        }
+      }
+    }
     return buf.length;
   }
 

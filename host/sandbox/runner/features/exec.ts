@@ -113,6 +113,10 @@ register({
       if (!rt.watchdog.begin(id, timeout)) return; // condemned: the host kills us
       busy = true;
       rt.current = id;
+      if (params?.stream === true) {
+        rt.stdout.streamTo((text) => rt.channel.notify("output", { id, stream: "stdout", text }));
+        rt.stderr.streamTo((text) => rt.channel.notify("output", { id, stream: "stderr", text }));
+      }
       for (const h of rt.hooks.begin) h();
       let output: unknown = null;
       let error: ErrorValue | null = null;
@@ -148,6 +152,8 @@ register({
       } else if (reason === IDLE_LIMIT) {
         rt.watchdog.signal[0] = 0;
       }
+      rt.stdout.streamTo(null);
+      rt.stderr.streamTo(null);
       const result: Record<string, Any> = {
         output,
         stdout: rt.stdout.take(),

@@ -1,0 +1,135 @@
+package router
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/parselbox/parselbox/sdk"
+)
+
+// Progress is a sign of life from a running execution, for a front end to
+// pass on while the code runs (MCP notifications/progress): from
+// sbx.progress(done, total, message) in Python, or from a bridge's log and
+// progress lines (redacted of its secrets, like everything it sends).
+type Progress struct {
+	// Progress is how much is done; Total how much there is (0: unknown).
+	Progress, Total float64
+	// Message says what is going on; a bridge's line starts with the
+	// tool's path ("gql.query: [3/10] (30%) ...").
+	Message string
+	// Tool is the tool path of a bridge's line, "" for sbx.progress.
+	Tool string
+}
+
+type progressKey struct{}
+
+// WithProgress returns a context whose executions (Begin) pass their
+// progress to fn, at most one call every MinProgressInterval (a call that
+// says the work is done always passes). fn runs on the goroutine of the
+// tool call that reported it: it must not block.
+func WithProgress(ctx context.Context, fn func(Progress)) context.Context {
+	return context.WithValue(ctx, progressKey{}, fn)
+}
+
+// MinProgressInterval is the shortest time between two progress reports of
+// one execution: reports in between are dropped.
+const MinProgressInterval = 100 * time.Millisecond
+
+// maxProgressMessage bounds a progress message, in bytes.
+const maxProgressMessage = 500
+
+// progressSink rate-limits the progress of one execution.
+type progressSink struct {
+	fn      func(Progress)
+	mu      sync.Mutex
+	last    time.Time
+	done    float64 // the last Progress value passed on (they never decrease)
+	stopped bool    // the execution ended
+}
+
+// stop ends the reports: a task that outlives its execution reports to
+// nobody.
+func (s *progressSink) stop() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.stopped = true
+	s.mu.Unlock()
+}
+
+func newProgressSink(ctx context.Context) *progressSink {
+	fn, _ := ctx.Value(progressKey{}).(func(Progress))
+	if fn == nil {
+		return nil
+	}
+	return &progressSink{fn: fn}
+}
+
+// report passes p on unless the last report was too recent. Progress
+// values never decrease (MCP wants them to increase): a bridge's line, or
+// a value below the last one, carries the last value.
+func (s *progressSink) report(p Progress) {
+	if s == nil {
+		return
+	}
+	p.Message = clipMessage(p.Message)
+	s.mu.Lock()
+	now := time.Now()
+	final := p.Total > 0 && p.Progress >= p.Total && p.Tool == ""
+	if s.stopped || !final && now.Sub(s.last) < MinProgressInterval {
+		s.mu.Unlock()
+		return
+	}
+	s.last = now
+	if p.Tool != "" || p.Progress < s.done {
+		p.Progress = s.done
+		if p.Tool != "" {
+			p.Total = 0
+		}
+	}
+	s.done = p.Progress
+	s.mu.Unlock()
+	s.fn(p)
+}
+
+func clipMessage(m string) string {
+	m = strings.Join(strings.Fields(m), " ")
+	if len(m) <= maxProgressMessage {
+		return m
+	}
+	cut := maxProgressMessage
+	for cut > 0 && !utf8.RuneStart(m[cut]) {
+		cut--
+	}
+	return m[:cut] + "…"
+}
+
+// toolEvents passes a bridge call's log and progress lines on as the
+// execution's progress, after next (the task's log), if any.
+type toolEvents struct {
+	sink *progressSink
+	path string
+	next sdk.EventSink
+}
+
+func (t toolEvents) Log(line string) {
+	if t.next != nil {
+		t.next.Log(line)
+	}
+	t.sink.report(Progress{Tool: t.path, Message: t.path + ": " + line})
+}
+
+func (t toolEvents) Progress(progress, total float64, message string) {
+	if t.next != nil {
+		t.next.Progress(progress, total, message)
+	}
+	line := progressLine(progress, total)
+	if message != "" {
+		line += " " + message
+	}
+	t.sink.report(Progress{Tool: t.path, Message: t.path + ": " + line})
+}

@@ -1,0 +1,91 @@
+package router
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Signatures renders the tools the sandbox may call as compact Python, one
+// class per namespace, for a model to read before it writes code (the
+// describe_tools = "signatures" option):
+//
+//	class weather:  # Weather forecasts.
+//	    def get_forecast(city: str, days: int = 3) -> dict: """The forecast for a city."""
+//
+// Tools a policy refuses are absent, as from all discovery. Past
+// budgetTokens (estimated as a quarter of the length; 0: no budget) the
+// remaining tools are left out and a last line says how many, and that
+// sbx.search finds them. "" when there are no tools.
+func (r *Router) Signatures(ctx context.Context, budgetTokens int) string {
+	r.mu.RLock()
+	order := append([]string(nil), r.order...)
+	r.mu.RUnlock()
+	var b strings.Builder
+	budget := budgetTokens * 4
+	left := map[string]int{} // namespace → tools left out
+	var leftOrder []string
+	full := false
+	for _, name := range order {
+		r.mu.RLock()
+		ns := r.namespaces[name]
+		r.mu.RUnlock()
+		if ns == nil || ns.builtin {
+			continue
+		}
+		c := ns.catalog(ctx, discoveryAge)
+		paths := slices.Sorted(maps.Keys(c.alias))
+		if len(paths) == 0 {
+			continue
+		}
+		if full {
+			left[name] = len(paths)
+			leftOrder = append(leftOrder, name)
+			continue
+		}
+		head := "class " + name + ":"
+		if d := firstLine(c.desc.Description); d != "" {
+			head += "  # " + d
+		}
+		head += "\n"
+		wroteHead := false
+		for i, py := range paths {
+			t := c.tools[c.alias[py]]
+			line := "    def " + Signature(py, t) + ":"
+			if d := firstLine(t.Description); d != "" {
+				line += ` """` + strings.ReplaceAll(d, `"""`, `'''`) + `"""`
+			} else {
+				line += " ..."
+			}
+			line += "\n"
+			need := len(line)
+			if !wroteHead {
+				need += len(head)
+			}
+			if budget > 0 && b.Len()+need > budget {
+				left[name] = len(paths) - i
+				leftOrder = append(leftOrder, name)
+				full = true
+				break
+			}
+			if !wroteHead {
+				b.WriteString(head)
+				wroteHead = true
+			}
+			b.WriteString(line)
+		}
+	}
+	if len(leftOrder) > 0 {
+		n := 0
+		var where []string
+		for _, name := range leftOrder {
+			n += left[name]
+			where = append(where, fmt.Sprintf("%s (%d)", name, left[name]))
+		}
+		fmt.Fprintf(&b, "# ... and %d more tool%s, left out to save space: %s. "+
+			"Find them with sbx.search(\"pattern\") or help(ns).\n", n, plural(n), strings.Join(where, ", "))
+	}
+	return b.String()
+}
