@@ -186,6 +186,21 @@ return open("/tmp/l3").read()`)
 			}
 		})
 	}
+	t.Run("symlink/resources follow no link out", func(t *testing.T) {
+		// What the host serves of the sandbox's files (MCP resources,
+		// the Go API) resolves links as the sandbox does.
+		p := filepath.Join(ft.ws, "res-link")
+		if err := os.Symlink(ft.secret, p); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(p)
+		if b, err := sb.ReadFile("/workspace/res-link"); err == nil || strings.Contains(string(b), secretText) {
+			t.Errorf("ReadFile followed a link out of the workspace: %q, %v", b, err)
+		}
+		if b, err := sb.ReadFile("/workspace/../secret.txt"); err == nil || strings.Contains(string(b), secretText) {
+			t.Errorf("ReadFile of a dot-dot path: %q, %v", b, err)
+		}
+	})
 	t.Run("symlink/host dir link after start", func(t *testing.T) {
 		p := filepath.Join(ft.rw, "updir")
 		if err := os.Symlink(ft.base, p); err != nil {
