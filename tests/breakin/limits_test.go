@@ -34,10 +34,8 @@ func TestTimeAndMemory(t *testing.T) {
 		{"huge string", "s = 'x' * (1 << 30)", "MemoryError"},
 		{"recursion", "def f(): return f()\nf()", "RecursionError"},
 		{"deep recursion limit", "import sys\nsys.setrecursionlimit(10**6)\ndef f(n): return f(n + 1)\nf(0)", ""},
-		// Not here: a bomb of asyncio tasks that each start more. It times
-		// out, but the tasks it left swamp the event loop between
-		// executions (no single callback blocks long enough for the idle
-		// watchdog), so the next execution can time out and be blamed.
+		{"bomb of tasks", "import asyncio\nasync def f():\n    while True: asyncio.ensure_future(f()); await asyncio.sleep(0)\nawait f()", ""},
+		{"bomb of tasks left behind", "import asyncio\nasync def f():\n    while True: asyncio.ensure_future(f()); await asyncio.sleep(0)\nasyncio.ensure_future(f())\nawait asyncio.sleep(3600)", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := run(t, sb, c.code)
