@@ -89,6 +89,8 @@
 // blocks the sandbox longer than Options.IdleTimeout is interrupted, and
 // everything the guest left running is then cancelled; one that does not
 // stop within Options.Grace is killed with the process, and the next
-// execution runs on the restarted sandbox and says so in Result.Note.
+// execution runs on the restarted sandbox and says so in Result.Note. An
+// interrupted (timed out) execution cancels what the guest left running
+// too, so that left-over work cannot swamp the next execution.
 // Tool tasks (ns.tool.task()) run on the host and outlive executions.
 package sandbox

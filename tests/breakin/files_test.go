@@ -186,6 +186,21 @@ return open("/tmp/l3").read()`)
 			}
 		})
 	}
+	t.Run("symlink/resources follow no link out", func(t *testing.T) {
+		// What the host serves of the sandbox's files (MCP resources,
+		// the Go API) resolves links as the sandbox does.
+		p := filepath.Join(ft.ws, "res-link")
+		if err := os.Symlink(ft.secret, p); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(p)
+		if b, err := sb.ReadFile("/workspace/res-link"); err == nil || strings.Contains(string(b), secretText) {
+			t.Errorf("ReadFile followed a link out of the workspace: %q, %v", b, err)
+		}
+		if b, err := sb.ReadFile("/workspace/../secret.txt"); err == nil || strings.Contains(string(b), secretText) {
+			t.Errorf("ReadFile of a dot-dot path: %q, %v", b, err)
+		}
+	})
 	t.Run("symlink/host dir link after start", func(t *testing.T) {
 		p := filepath.Join(ft.rw, "updir")
 		if err := os.Symlink(ft.base, p); err != nil {
@@ -219,6 +234,44 @@ return open("/tmp/l3").read()`)
 		noneOf(t, "the swapped path", got, secretText)
 	})
 
+	for _, c := range []struct{ name, code, host string }{
+		{"chmod setuid and world write", `open("/workspace/m1", "w").close()
+os.chmod("/workspace/m1", 0o6777)`, "ws/m1"},
+		{"create with any mode", `os.close(os.open("/workspace/m2", os.O_CREAT | os.O_WRONLY, 0o7777))`, "ws/m2"},
+		{"mkdir sticky world-writable", `os.mkdir("/workspace/m3", 0o1777)`, "ws/m3"},
+		{"umask 0", `os.umask(0)
+open("/mnt/rw/m4", "w").close()
+os.chmod("/mnt/rw/m4", 0o777)`, "rw/m4"},
+		{"fchmod", `f = open("/workspace/m5", "w")
+os.fchmod(f.fileno(), 0o4777)
+f.close()`, "ws/m5"},
+		{"copy of a setuid mode", `import shutil
+open("/tmp/s", "w").close()
+os.chmod("/tmp/s", 0o4755)
+shutil.copy2("/tmp/s", "/workspace/m6")`, "ws/m6"},
+		{"chmod the workspace root", `os.chmod("/workspace", 0o777)`, "ws"},
+		{"chmod the rw mount root", `os.chmod("/mnt/rw", 0o1777)`, "rw"},
+		{"chmod the files root", `os.chmod("/files", 0o777)`, "in/../ws/../files-root-unknown"},
+	} {
+		t.Run("mode/"+c.name, func(t *testing.T) {
+			got := tryCode(t, sb, c.code)
+			if c.host == "in/../ws/../files-root-unknown" {
+				// /files is a host directory of its own: its mode as
+				// Python sees it after the attempt.
+				if m := str(t, run(t, sb, "import os\noct(os.stat('/files').st_mode & 0o7777)")); m == "0o777" {
+					t.Errorf("/files was chmod-ed: %s (%s)", m, got)
+				}
+				return
+			}
+			fi, err := os.Stat(filepath.Join(ft.base, c.host))
+			if err != nil {
+				t.Fatalf("%v (%s)", err, got)
+			}
+			if m := fi.Mode(); m&(os.ModeSetuid|os.ModeSetgid|os.ModeSticky) != 0 || m.Perm()&0o022 != 0 {
+				t.Errorf("the host file has mode %v (%s)", m, got)
+			}
+		})
+	}
 	t.Run("hardlink/ro into workspace then write", func(t *testing.T) {
 		got := try(t, sb, `(os.link("/mnt/ro/data.txt", "/workspace/hl"), open("/workspace/hl", "a").write("pwned"))`)
 		if b, _ := os.ReadFile(filepath.Join(ft.ro, "data.txt")); string(b) != roText {

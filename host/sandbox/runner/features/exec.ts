@@ -63,7 +63,19 @@ register({
 
     // Interrupted while waiting in a tool call or sleep: those waits end
     // (tools.ts); while awaiting anything else: the asyncio task is cancelled.
+    // Either way, what the guest left running in the background (its tasks,
+    // callbacks and timers; not tool tasks) is cancelled with it: an
+    // interrupted execution (one that timed out) must not leave work behind
+    // that swamps the event loop (a bomb of tasks that each start more,
+    // none blocking long enough for the idle watchdog) and makes the next
+    // execution time out and be blamed for it.
     rt.hooks.interrupt.push((_id, _reason, ended) => {
+      try {
+        clearGuestTimers();
+        cancelBackground();
+      } catch (e) {
+        rt.channel.log("warn", `interrupt: cancelling background work: ${String(e)}`);
+      }
       if (ended > 0) return 0; // KeyboardInterrupt is raised where Python waited
       try {
         cancelTask();

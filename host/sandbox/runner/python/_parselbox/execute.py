@@ -5,7 +5,8 @@ Between executions, what the guest left scheduled (asyncio tasks and
 callbacks) keeps running, as background work does in any asyncio program,
 held to limits by the watchdog (see watchdog.ts): a callback that blocks
 the event loop is interrupted, and then everything the guest left running
-is cancelled (cancel_background). Tool tasks (ns.tool.task()) are not the
+is cancelled (cancel_background); so is it when an execution is
+interrupted (it timed out). Tool tasks (ns.tool.task()) are not the
 guest's code: they run on the host and outlive executions, always.
 """
 
@@ -68,11 +69,16 @@ async def run(code):
 
 def interrupt():
     """Cancels the running execution's task (it awaits something that no
-    interrupt byte reaches)."""
+    interrupt byte reaches), and what the guest left running in the
+    background: an interrupted (timed out) execution must not leave work
+    behind that swamps the loop, such as tasks that each start more, none
+    blocking long enough for the idle watchdog, which would make the next
+    execution time out and be blamed."""
     task = _state.current
     if task is not None and not task.done():
         _state.interrupted = True
         task.cancel()
+    cancel_background()
 
 
 # Handles of the callbacks scheduled on the loop (asyncio's own included).
