@@ -26,7 +26,7 @@ func main() {
 		boots      = flag.Int("boots", 5, "boots to measure for each kind")
 		execs      = flag.Int("execs", 300, "executions (and calls) to measure in each run")
 		runs       = flag.Int("runs", 5, "runs of every measurement with a target, to report its spread")
-		only       = flag.String("only", "", "measure only this part (packages)")
+		only       = flag.String("only", "", "measure only this part (packages, ui)")
 	)
 	flag.Parse()
 	b := &bench{results: results{}, boots: *boots, execs: *execs, runs: max(*runs, 1), only: *only}
@@ -108,6 +108,9 @@ func (b *bench) run(runtimeDir string) error {
 
 	if b.only == "packages" {
 		return b.runPackages(ctx)
+	} else if b.only == "ui" {
+		b.measureUI(ctx)
+		return nil
 	} else if b.only != "" {
 		return fmt.Errorf("-only: unknown part %q", b.only)
 	}
@@ -165,6 +168,7 @@ func (b *bench) run(runtimeDir string) error {
 		return err
 	}
 	b.measureResult(ctx)
+	b.measureUI(ctx)
 	if err := b.runPackages(ctx); err != nil {
 		return fmt.Errorf("packages: %w", err)
 	}
