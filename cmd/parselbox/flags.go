@@ -99,7 +99,7 @@ func newServeFlags(fs *pflag.FlagSet) *configFlags {
 	f.keys["elicit"] = "server.elicit"
 	fs.Duration("approval-timeout", d.ApprovalTimeout, "refuse a tool call whose approval gets no answer this long (0: no limit)")
 	f.keys["approval-timeout"] = "server.approval_timeout"
-	fs.Bool("no-ui", d.NoUI, "leave the HTML of display() out of results")
+	fs.Bool("no-ui", d.NoUI, "no MCP Apps renderer, no display() views in results")
 	f.keys["no-ui"] = "server.no_ui"
 	return f
 }
