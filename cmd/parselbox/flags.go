@@ -155,6 +155,9 @@ func (f *configFlags) value(k *koanf.Koanf, fl *pflag.Flag) (string, any, error)
 	if key == "" {
 		return "", nil, nil
 	}
+	if fl.Name == "serve" && !fl.Changed {
+		return "", nil, nil // no serve block unless asked for
+	}
 	if fl.Value.Type() != "stringArray" {
 		return key, posflag.FlagVal(f.fs, fl), nil
 	}
