@@ -56,7 +56,7 @@ browser:
 # with chromium present, a browser test cannot skip)
 test: build fixtures browser
 	PARSELBOX_REQUIRE_BROWSER=$$(command -v chromium >/dev/null 2>&1 && echo 1) \
-	PARSELBOX_REQUIRE_RUNTIME=1 PARSELBOX_RUNTIME=$(CURDIR)/$(RUNTIME) GORACE=atexit_sleep_ms=0 \
+	PARSELBOX_REQUIRE_RUNTIME=1 PARSELBOX_REQUIRE_NPM=1 PARSELBOX_RUNTIME=$(CURDIR)/$(RUNTIME) GORACE=atexit_sleep_ms=0 \
 		$(GO) test -race -timeout=$(TEST_TIMEOUT) ./...
 
 ## demo: a short scripted tour
@@ -64,8 +64,9 @@ demo: build fixtures
 	@./demo/demo.sh
 
 ## bench: measure boot, exec and calls against a bare Deno + Pyodide floor
+## (BENCH_FLAGS="-only exec,calls -cpuprofile cpu.out" selects parts, profiles)
 bench: build fixtures
-	$(GO) run ./bench -runtime $(CURDIR)/$(RUNTIME) -out bench-results.json
+	$(GO) run ./bench -runtime $(CURDIR)/$(RUNTIME) -out bench-results.json $(BENCH_FLAGS)
 
 ## proto: regenerate the bridge protocol's Go code (needs protoc 3.21.12:
 ## apt-get install protobuf-compiler; the Go generators are pinned in go.mod)

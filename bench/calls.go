@@ -14,10 +14,11 @@ import (
 var callTargets = []target{
 	{"call_inproc_p50_ms", "", "", nil},
 	{"call_inproc_p99_ms", "", "", nil},
-	{"call_plugin_p50_ms", "call_inproc_p50_ms", "≤ in-process + 0.2 ms", func(r results) bool {
-		return r.v("call_plugin_p50_ms") <= r.v("call_inproc_p50_ms")+0.2
+	{"call_inproc_greet_p50_ms", "", "", nil},
+	{"call_plugin_p50_ms", "call_inproc_greet_p50_ms", "≤ in-process + 0.2 ms", func(r results) bool {
+		return r.v("call_plugin_p50_ms") <= r.v("call_inproc_greet_p50_ms")+0.2
 	}},
-	{"call_plugin_p99_ms", "call_inproc_p99_ms", "", nil},
+	{"call_plugin_p99_ms", "call_inproc_greet_p99_ms", "", nil},
 	{"fanout_100_ms", "one_call_100ms_ms", "≤ 3 × one call", func(r results) bool {
 		return r.v("fanout_100_ms") <= 3*r.v("one_call_100ms_ms")
 	}},
@@ -25,8 +26,16 @@ var callTargets = []target{
 }
 
 // benchTools is the in-process bridge measured: a call that does nothing,
-// and one that takes 100 ms.
+// one that takes 100 ms, and the plugin's greet (sdk/example/greeter)
+// written the same way, to compare the two side by side.
 type benchTools struct{}
+
+// greetIn is the parameter object of greet, as in the greeter plugin.
+type greetIn struct {
+	Name string `json:"name"`
+}
+
+func (benchTools) Greet(in greetIn) string { return "hello, " + in.Name }
 
 func (benchTools) Noop() int { return 1 }
 
@@ -53,6 +62,23 @@ for _ in range(%d):
     if got != want:
         raise AssertionError(f"%s() returned {got!r}, want {want!r}")
 ds`, want, n, fn, fn)
+}
+
+// timePaired is Python that times n sync calls of fnA and of fnB,
+// alternating, in ms, and fails unless every call returns the value of the
+// Python expression want: both are measured under the same load.
+func timePaired(fnA, fnB, want string, n int) string {
+	return fmt.Sprintf(`import time
+a, b = [], []
+want = %s
+for _ in range(%d):
+    for fn, ds in ((%s, a), (%s, b)):
+        t0 = time.perf_counter()
+        got = fn()
+        ds.append((time.perf_counter() - t0) * 1000)
+        if got != want:
+            raise AssertionError(f"{fn!r} returned {got!r}, want {want!r}")
+[a, b]`, want, n, fnA, fnB)
 }
 
 // timeFanout is Python that times n gathered background calls of fn, in
@@ -111,6 +137,23 @@ func (b *bench) runCalls(ctx context.Context) error {
 		}
 		return out, nil
 	}
+	pairs := func(fnA, fnB, want string, n int) (a, bs []float64, err error) {
+		if _, err := eval(timePaired(fnA, fnB, want, min(n, 20))); err != nil { // warm up
+			return nil, nil, err
+		}
+		v, err := eval(timePaired(fnA, fnB, want, n))
+		if err != nil {
+			return nil, nil, err
+		}
+		lists := v.([]any)
+		for _, x := range lists[0].([]any) {
+			a = append(a, x.(float64))
+		}
+		for _, x := range lists[1].([]any) {
+			bs = append(bs, x.(float64))
+		}
+		return a, bs, nil
+	}
 	for run := range b.runs {
 		fmt.Printf("tool calls, run %d of %d ...\n", run+1, b.runs)
 		in, err := samples("bench.noop", "1", b.execs)
@@ -130,7 +173,7 @@ func (b *bench) runCalls(ctx context.Context) error {
 			return err
 		}
 		b.add("fanout_100_ms", v.(float64))
-		if err := b.measurePlugin(sb, samples, run == 0); err != nil {
+		if err := b.measurePlugin(sb, pairs, run == 0); err != nil {
 			return err
 		}
 		if err := b.measureBridges(samples); err != nil {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strconv"
@@ -26,10 +27,31 @@ func main() {
 		boots      = flag.Int("boots", 5, "boots to measure for each kind")
 		execs      = flag.Int("execs", 300, "executions (and calls) to measure in each run")
 		runs       = flag.Int("runs", 5, "runs of every measurement with a target, to report its spread")
-		only       = flag.String("only", "", "measure only this part (packages, ui)")
+		only       = flag.String("only", "", "measure only these parts, comma-separated: "+strings.Join(parts, ", "))
+		cpuprofile = flag.String("cpuprofile", "", "write a CPU profile of this process (the host side) to this file")
 	)
 	flag.Parse()
-	b := &bench{results: results{}, boots: *boots, execs: *execs, runs: max(*runs, 1), only: *only}
+	b := &bench{results: results{}, boots: *boots, execs: *execs, runs: max(*runs, 1), only: map[string]bool{}}
+	for _, p := range strings.Split(*only, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		} else if !slices.Contains(parts, p) {
+			fmt.Fprintf(os.Stderr, "bench: -only: unknown part %q (parts: %s)\n", p, strings.Join(parts, ", "))
+			os.Exit(2)
+		}
+		b.only[p] = true
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if err := b.run(*runtimeDir); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -43,15 +65,22 @@ func main() {
 	fmt.Printf("\nwrote %s\n", *out)
 }
 
+// parts are what -only selects.
+var parts = []string{"boot", "exec", "calls", "result", "ui", "packages", "shell", "confine", "sessions"}
+
+// measures reports whether part is to be measured: all are, unless -only
+// names some.
+func (b *bench) measures(part string) bool { return len(b.only) == 0 || b.only[part] }
+
 type bench struct {
 	results      results
 	boots, execs int
 	runs         int
 	rt           *sandbox.Runtime
 	cacheDir     string
-	plugin       string   // the plugin binary measured, if any
-	bridges      []string // the built-in bridges measured
-	only         string   // one part to measure, or all
+	plugin       string          // the plugin binary measured, if any
+	bridges      []string        // the built-in bridges measured
+	only         map[string]bool // the parts to measure; empty: all
 }
 
 // A metric is one figure over the runs that measured it: each run gives
@@ -106,15 +135,9 @@ func (b *bench) run(runtimeDir string) error {
 	}
 	defer os.RemoveAll(b.cacheDir)
 
-	if b.only == "packages" {
-		return b.runPackages(ctx)
-	} else if b.only == "ui" {
-		b.measureUI(ctx)
-		return nil
-	} else if b.only != "" {
-		return fmt.Errorf("-only: unknown part %q", b.only)
+	if !b.measures("boot") && !b.measures("exec") {
+		return b.runRest(ctx)
 	}
-
 	fmt.Println("preparing the floor (a bare Deno + Pyodide script) and our snapshot ...")
 	fl, err := newFloor(rt)
 	if err != nil {
@@ -123,14 +146,17 @@ func (b *bench) run(runtimeDir string) error {
 	defer fl.close()
 
 	// Cold boot: no snapshot at all. The first start also builds our snapshot.
-	began := time.Now()
-	sb, err := b.start(ctx, true)
-	if err != nil {
-		return err
+	if b.measures("boot") {
+		began := time.Now()
+		sb, err := b.start(ctx, true)
+		if err != nil {
+			return err
+		}
+		b.add("boot_cold_ms", ms(time.Since(began)))
+		sb.Close()
 	}
-	b.add("boot_cold_ms", ms(time.Since(began)))
-	sb.Close()
-	if sb, err = b.start(ctx, false); err != nil { // builds the snapshot
+	sb, err := b.start(ctx, false) // builds the snapshot
+	if err != nil {
 		return err
 	}
 	sb.Close()
@@ -138,13 +164,20 @@ func (b *bench) run(runtimeDir string) error {
 	// Snapshot boots, alternating with the floor's so both see the same
 	// load; each boot is one run.
 	for range b.boots {
+		if !b.measures("boot") {
+			break
+		}
 		began := time.Now()
 		sb, err := b.start(ctx, false)
 		if err != nil {
 			return err
 		}
 		b.add("boot_snapshot_ms", ms(time.Since(began)))
+		snap := sb.Ready().Snapshot
 		sb.Close()
+		if !snap {
+			return fmt.Errorf("boot_snapshot_ms: the sandbox did not boot from the snapshot")
+		}
 		fp, d, err := fl.start()
 		if err != nil {
 			return err
@@ -153,30 +186,54 @@ func (b *bench) run(runtimeDir string) error {
 		fp.close()
 	}
 
-	mcp, err := b.openMCP(ctx)
-	if err != nil {
-		return fmt.Errorf("MCP: %w", err)
+	if b.measures("exec") {
+		mcp, err := b.openMCP(ctx)
+		if err != nil {
+			return fmt.Errorf("MCP: %w", err)
+		}
+		defer mcp.close()
+		for run := range b.runs {
+			fmt.Printf("exec and MCP round trips, run %d of %d ...\n", run+1, b.runs)
+			if err := b.execRun(ctx, fl, mcp); err != nil {
+				return err
+			}
+		}
 	}
-	defer mcp.close()
-	for run := range b.runs {
-		fmt.Printf("exec and MCP round trips, run %d of %d ...\n", run+1, b.runs)
-		if err := b.execRun(ctx, fl, mcp); err != nil {
+	return b.runRest(ctx)
+}
+
+// runRest measures the parts that need no floor.
+func (b *bench) runRest(ctx context.Context) error {
+	if b.measures("calls") {
+		if err := b.runCalls(ctx); err != nil {
 			return err
 		}
 	}
-	if err := b.runCalls(ctx); err != nil {
-		return err
+	if b.measures("result") {
+		b.measureResult(ctx)
 	}
-	b.measureResult(ctx)
-	b.measureUI(ctx)
-	if err := b.runPackages(ctx); err != nil {
-		return fmt.Errorf("packages: %w", err)
+	if b.measures("ui") {
+		b.measureUI(ctx)
 	}
-	if err := b.runConfined(ctx); err != nil {
-		return fmt.Errorf("confinement: %w", err)
+	if b.measures("packages") {
+		if err := b.runPackages(ctx); err != nil {
+			return fmt.Errorf("packages: %w", err)
+		}
 	}
-	if err := measureSessions(ctx, b, 10); err != nil {
-		return fmt.Errorf("sessions: %w", err)
+	if b.measures("shell") {
+		if err := b.runShell(ctx); err != nil {
+			return fmt.Errorf("bash and WASI: %w", err)
+		}
+	}
+	if b.measures("confine") {
+		if err := b.runConfined(ctx); err != nil {
+			return fmt.Errorf("confinement: %w", err)
+		}
+	}
+	if b.measures("sessions") {
+		if err := measureSessions(ctx, b, 10); err != nil {
+			return fmt.Errorf("sessions: %w", err)
+		}
 	}
 	return nil
 }
@@ -316,7 +373,7 @@ var targets = []target{
 
 func (b *bench) print() {
 	fmt.Printf("\n%-30s %10s %12s  %-24s %-7s %s\n", "metric", "parselbox", "baseline", "target", "", "runs: min / median / max")
-	all := slices.Concat(targets, mcpTargets, callTargets, bridgeTargets, sessionTargets, confineTargets, packageTargets)
+	all := slices.Concat(targets, mcpTargets, callTargets, shellTargets, bridgeTargets, sessionTargets, confineTargets, packageTargets)
 	for _, t := range all {
 		m, ok := b.results[t.key]
 		if !ok {

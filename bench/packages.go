@@ -85,13 +85,21 @@ func (b *bench) runPackages(ctx context.Context) error {
 			return err
 		}
 		b.add("boot_snapshot_with_pkgs_ms", ms(time.Since(began)))
+		snap := sb.Ready().Snapshot
 		sb.Close()
+		if !snap {
+			return fmt.Errorf("boot_snapshot_with_pkgs_ms: the sandbox did not boot from its snapshot")
+		}
 		began = time.Now()
 		if sb, err = b.start(ctx, false); err != nil {
 			return err
 		}
 		b.add("boot_snapshot_bare_ms", ms(time.Since(began))) // boot_snapshot_ms, in this loop
+		snap = sb.Ready().Snapshot
 		sb.Close()
+		if !snap {
+			return fmt.Errorf("boot_snapshot_bare_ms: the sandbox did not boot from the snapshot")
+		}
 	}
 	return nil
 }

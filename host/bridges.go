@@ -220,7 +220,26 @@ func (s *Sandbox) info() map[string]any {
 		"workspace":   "/workspace (read/write, the working directory)",
 		"limits":      map[string]any{"timeout_seconds": s.timeout.Seconds(), "memory_mb": s.memoryMB()},
 		"confinement": s.jail,
+		"shell":       s.shellInfo(),
 	}
+}
+
+// shellInfo describes bash() and the WASI commands it finds now (every
+// directory's bin/*.wasm; the sandbox looks again at each call).
+func (s *Sandbox) shellInfo() string {
+	var cmds []string
+	for _, r := range s.files {
+		matches, _ := filepath.Glob(filepath.Join(r.dir, "bin", "*.wasm"))
+		for _, m := range matches {
+			cmds = append(cmds, fmt.Sprintf("%s (%s/bin/%s)", strings.TrimSuffix(filepath.Base(m), ".wasm"), r.prefix, filepath.Base(m)))
+		}
+	}
+	slices.Sort(cmds)
+	info := "bash(command): an emulated shell (just-bash) over /workspace, /files and the mounts; returns stdout"
+	if len(cmds) > 0 {
+		info += "; WASI commands: " + strings.Join(cmds, ", ")
+	}
+	return info
 }
 
 // pyTypeName names the Python type a JSON value becomes.

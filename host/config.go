@@ -159,6 +159,9 @@ type Config struct {
 	// it unless --no-ui): the guide text then explains display() (Go API
 	// only; Result.View is set either way).
 	UI bool `koanf:"-"`
+	// Observer is told of executions, tool calls and restarts, for
+	// metrics (Go API only; package host/metrics is one).
+	Observer Observer `koanf:"-"`
 	// Logger receives the host's logs; nil discards them (Go API only).
 	Logger hclog.Logger `koanf:"-"`
 	// Notify receives what a person waiting for New should hear: that the
@@ -166,6 +169,10 @@ type Config struct {
 	// bridge is slow to start. nil says nothing (Go API only; the command
 	// line prints them on stderr).
 	Notify func(msg string) `koanf:"-"`
+	// InterruptGrace is how long an execution interrupted at its timeout
+	// has to stop before the sandbox is killed and restarted (its state
+	// lost); 0 is the default of 5 s (Go API only).
+	InterruptGrace time.Duration `koanf:"-"`
 }
 
 // Mount maps a host directory into the sandbox at /mnt/<target>.

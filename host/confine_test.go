@@ -19,7 +19,7 @@ import (
 func needLandlock(t *testing.T) {
 	t.Helper()
 	if rep, _ := confine.Check(&confine.Spec{}); !rep.Active(confine.LayerLandlock) {
-		t.Skipf("no Landlock on this machine (%s): the kernel's path checks are not tested here", rep.Summary())
+		testenv.Missing(t, testenv.RequireConfinementEnv, "no Landlock on this machine (%s): the kernel's path checks are not tested here", rep.Summary())
 	}
 }
 
@@ -62,8 +62,13 @@ func TestSymlinkOutOfMountWithLandlock(t *testing.T) {
 		`open("/mnt/data/sub/relative-escape.txt").read()`,
 		`import os; os.listdir("/mnt/data/sub/escape")`,
 	} {
-		if r := exec(t, sb, code); r.Error == nil || leaked(r) {
+		r := exec(t, sb, code)
+		if r.Error == nil || leaked(r) {
 			t.Errorf("%s: %s %+v", code, r.Output, r.Error)
+			continue
+		}
+		if r.Error.Type != "PermissionError" || !strings.Contains(r.Error.Message, "Permission denied") {
+			t.Errorf("%s: %s: %s, want PermissionError: Permission denied", code, r.Error.Type, r.Error.Message)
 		}
 	}
 	// Through the host's kernel: a file: URL of the link's path, which
@@ -156,13 +161,67 @@ func TestConfinementRequired(t *testing.T) {
 	if got := value(t, exec(t, sb, "6*7")); got != float64(42) {
 		t.Errorf("6*7 = %v", got)
 	}
-	// The process runs as the unprivileged user, and what it writes is given
-	// back when it exits.
+	// The process runs as the unprivileged user (TestRunAsGivesFilesBack
+	// checks what it writes).
 	if os.Geteuid() == 0 {
 		var st syscall.Stat_t
-		syscall.Stat("/proc/"+strconv.Itoa(sb.PID()), &st)
+		if err := syscall.Stat("/proc/"+strconv.Itoa(sb.PID()), &st); err != nil {
+			t.Fatal(err)
+		}
 		if st.Uid != 65532 {
 			t.Errorf("the sandbox process runs as uid %d", st.Uid)
+		}
+	}
+}
+
+// A root host runs the sandbox as run_as: what the sandbox writes in the
+// output directory and in a rw mount is owned by that user while it runs,
+// and by the owner of each directory once the sandbox is closed.
+func TestRunAsGivesFilesBack(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		testenv.Missing(t, testenv.RequireConfinementEnv, "the host is not root: run_as does not apply")
+	}
+	if rep, err := confine.Check(&confine.Spec{Mode: confine.Required}); err != nil {
+		testenv.Missing(t, testenv.RequireConfinementEnv, "the kernel layers cannot all be applied here (%v; %s)", err, rep.Summary())
+	}
+	out, mnt := t.TempDir(), t.TempDir()
+	for _, d := range []string{out, mnt} { // someone else's directories
+		if err := os.Chown(d, 1000, 1001); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sb, err := host.New(t.Context(), host.Config{RuntimeDir: testenv.Runtime(t).Dir, CacheDir: testenv.CacheDir(t),
+		Logger: testenv.Logger(t), Confinement: "required", RunAs: "65000:65001", OutputDir: out,
+		Mounts: map[string]host.Mount{"data": {Source: mnt, Mode: "rw"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	exec(t, sb, `import os
+os.makedirs("/workspace/sub")
+open("/workspace/sub/out.txt", "w").write("out")
+open("/mnt/data/m.txt", "w").write("m")`)
+	owner := func(p string) [2]uint32 {
+		t.Helper()
+		var st syscall.Stat_t
+		if err := syscall.Lstat(p, &st); err != nil {
+			t.Fatal(err)
+		}
+		return [2]uint32{st.Uid, st.Gid}
+	}
+	files := []string{filepath.Join(out, "sub"), filepath.Join(out, "sub", "out.txt"), filepath.Join(mnt, "m.txt")}
+	for _, p := range files {
+		if got := owner(p); got[0] != 65000 {
+			t.Errorf("%s while the sandbox runs: owned by %v, want uid 65000", p, got)
+		}
+	}
+	if err := sb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range files {
+		if got := owner(p); got != [2]uint32{1000, 1001} {
+			t.Errorf("%s after Close: owned by %v, want 1000:1001 (the directory's owner)", p, got)
 		}
 	}
 }

@@ -54,6 +54,7 @@ func (s *Sandbox) Prompt() string {
 			b.WriteString("  - " + l + "\n")
 		}
 	}
+	b.WriteString(guideShell)
 	b.WriteString(guideTools)
 	if s.cfg.UI {
 		b.WriteString(ui.Guide)
@@ -91,6 +92,16 @@ the value of its last expression; variables, imports and functions persist betwe
   subprocesses are not available.
 - An execution that runs past the time limit gets a KeyboardInterrupt; your variables survive.
 - Files you create or change under /workspace, /files or a read/write mount are reported.
+`
+
+const guideShell = `
+## Shell: bash(command)
+- ` + "`bash(\"grep -c x data.csv | sort\")`" + ` returns stdout; a non-zero exit with stderr raises
+  ` + "`RuntimeError(\"bash exit N: ...\")`" + `. An emulated shell (just-bash): pipes, redirections, loops,
+  functions, globs, ls/cat/grep/sed/awk/jq/sort/find/curl...; no processes, no ` + "`<(...)`" + `.
+- It sees the same files as Python (/workspace, /files, mounts) and starts in /workspace; each
+  call is a fresh shell (cd and variables do not persist, files do). curl follows the network rules.
+- A WASI program in a directory's bin/ (e.g. /workspace/bin/tool.wasm) is the command ` + "`tool`" + `.
 `
 
 const guideTools = `

@@ -45,7 +45,8 @@ type Sandbox struct {
 
 	pkgs      *packages.Store // nil without packages
 	pkgSource packages.Source
-	dryRun    bool // Check: look, write nothing
+	npm       npmInstaller // where require() finds npm packages
+	dryRun    bool         // Check: look, write nothing
 }
 
 // New starts a sandbox as cfg says and waits until it is ready. A
@@ -72,14 +73,26 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	if err := s.installPackages(ctx, &opts); err != nil {
 		return nil, err
 	}
-	var recorder router.Recorder
+	var recs recorders
 	if cfg.AuditLog != "" || cfg.OTLPEndpoint != "" || cfg.TracerProvider != nil {
 		trail, err := audit.Open(ctx, audit.Options{Path: cfg.AuditLog, OTLPEndpoint: cfg.OTLPEndpoint, TracerProvider: cfg.TracerProvider})
 		if err != nil {
 			return nil, &ConfigError{err}
 		}
 		s.closers = append(s.closers, trail.Close)
-		recorder = trail
+		recs = append(recs, trail)
+	}
+	if cfg.Observer != nil {
+		recs = append(recs, observed{cfg.Observer})
+		opts.OnRestart = cfg.Observer.Restarted
+	}
+	var recorder router.Recorder
+	switch len(recs) {
+	case 0:
+	case 1:
+		recorder = recs[0]
+	default:
+		recorder = recs
 	}
 	s.router = router.New(router.Options{
 		Recorder: recorder,
@@ -95,7 +108,7 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	if opts.Namespaces, err = json.Marshal(s.router.Namespaces()); err != nil {
 		return nil, err
 	}
-	opts.Handler = s.router
+	opts.Handler = sandboxHandler{s: s, next: s.router}
 	if s.sb, err = sandbox.Start(ctx, opts); err != nil {
 		return nil, fmt.Errorf("starting sandbox: %w", err)
 	}
@@ -122,6 +135,7 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 		Globals:  cfg.Globals,
 		Logger:   s.log,
 		Notify:   cfg.Notify,
+		Grace:    cfg.InterruptGrace,
 	}
 	if opts.CacheDir != "" {
 		if opts.CacheDir, err = filepath.Abs(opts.CacheDir); err != nil {
@@ -194,7 +208,7 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 		if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
 			return opts, &ConfigError{&KeyError{Key: entry("mount", t), Message: fmt.Sprintf("source %s is not a directory", m.Source)}}
 		}
-		opts.Mounts = append(opts.Mounts, sandbox.Mount{Target: target, Source: src, ReadOnly: m.ReadOnly()})
+		opts.Mounts = append(opts.Mounts, sandbox.Bind{Target: target, Source: src, ReadOnly: m.ReadOnly()})
 		roots = append(roots, fsRoot{prefix: target, dir: src, readOnly: m.ReadOnly()})
 	}
 	if s.files, err = newFSMap(roots...); err != nil {

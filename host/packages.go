@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -22,10 +23,7 @@ func (s *Sandbox) installPackages(ctx context.Context, opts *sandbox.Options) er
 	if err != nil {
 		return configErrorf("%w", err)
 	}
-	if len(npm) > 0 {
-		return configErrorf("packages: npm packages (%s) are not supported yet", npm[0])
-	}
-	if len(python) == 0 && !cfg.AllowRuntimePackages {
+	if len(python) == 0 && len(npm) == 0 && !cfg.AllowRuntimePackages {
 		return nil
 	}
 	store, err := s.packageStore(opts)
@@ -33,6 +31,14 @@ func (s *Sandbox) installPackages(ctx context.Context, opts *sandbox.Options) er
 		return err
 	}
 	s.pkgs = store
+	if len(npm) > 0 || cfg.AllowRuntimePackages {
+		if err := s.installNPM(ctx, store, opts, npm); err != nil {
+			return err
+		}
+	}
+	if len(python) == 0 && !cfg.AllowRuntimePackages {
+		return nil
+	}
 	s.pkgSource = packages.Source{
 		Index:          cfg.PackageIndex,
 		RuntimeLock:    filepath.Join(opts.Runtime.Pyodide, packages.LockFile),
@@ -108,4 +114,72 @@ func (s *Sandbox) runtimePackages(ctx context.Context, code string) error {
 		return nil
 	}
 	return s.sb.AddPackages(ctx, paths)
+}
+
+// installNPM installs the configuration's npm packages (for require()) into
+// the package directory before the sandbox starts, and gives the sandbox
+// their directory, read-only.
+func (s *Sandbox) installNPM(ctx context.Context, store *packages.Store, opts *sandbox.Options, npm []packages.NPM) error {
+	dir := store.NPMDir(npm)
+	err := store.InstallNPM(ctx, opts.Runtime.Deno, dir, npm)
+	var ie *packages.InstallError
+	if errors.As(err, &ie) {
+		return configErrorf("%w", err)
+	}
+	if err != nil {
+		return fmt.Errorf("installing npm packages: %w", err)
+	}
+	opts.NPMDir = dir
+	s.npm = npmInstaller{deno: opts.Runtime.Deno, dir: dir}
+	if len(npm) > 0 {
+		s.log.Info("npm packages installed by the host", "count", len(npm), "dir", dir)
+	}
+	return nil
+}
+
+// npmInstaller installs npm packages on request (allow_runtime_packages).
+type npmInstaller struct {
+	deno, dir string
+}
+
+// sandboxHandler serves the sandbox's npm.install requests (require() of a
+// package that is not installed); every other request goes to next.
+type sandboxHandler struct {
+	s    *Sandbox
+	next sandbox.Handler
+}
+
+func (h sandboxHandler) ServeSandbox(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if method != "npm.install" {
+		return h.next.ServeSandbox(ctx, method, params)
+	}
+	var p struct {
+		Package string `json:"package"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, &sandbox.RemoteError{Type: "ValueError", Message: "bad npm.install request: " + err.Error()}
+	}
+	return h.s.runtimeNPM(ctx, p.Package)
+}
+
+// runtimeNPM installs the npm package require() asked for, if
+// allow_runtime_packages is on; otherwise it says how to declare it.
+func (s *Sandbox) runtimeNPM(ctx context.Context, spec string) (any, error) {
+	pkg, err := packages.ParseNPM(spec)
+	if err != nil {
+		return nil, &sandbox.RemoteError{Type: "ValueError", Message: fmt.Sprintf("require(%q): %v", spec, err)}
+	}
+	if !s.cfg.AllowRuntimePackages || s.npm.dir == "" {
+		return nil, &sandbox.RemoteError{Type: "ModuleNotFoundError", Message: fmt.Sprintf(
+			"npm package %q is not installed: the host installs npm packages; add %q to packages (--packages %s), "+
+				"or set allow_runtime_packages (--allow-runtime-packages) to install what require() asks for",
+			pkg.Name, pkg.String(), pkg.String())}
+	}
+	if err := s.pkgs.InstallNPM(ctx, s.npm.deno, s.npm.dir, []packages.NPM{pkg}); err != nil {
+		s.log.Warn("runtime npm package not installed", "package", pkg.String(), "error", err)
+		return nil, &sandbox.RemoteError{Type: "ModuleNotFoundError", Message: fmt.Sprintf(
+			"npm package %q could not be installed by the host: %v", pkg.Name, err)}
+	}
+	s.log.Info("runtime npm package installed", "package", pkg.String())
+	return map[string]any{"installed": pkg.String()}, nil
 }

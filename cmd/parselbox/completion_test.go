@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/parselbox/parselbox/internal/testenv"
 )
 
 func completionScript(t *testing.T, shell string) string {
@@ -23,7 +25,7 @@ func completionScript(t *testing.T, shell string) string {
 func TestCompletionBash(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("no bash")
+		testenv.Missing(t, testenv.RequireEnv, "no bash")
 	}
 	script := filepath.Join(t.TempDir(), "parselbox.bash")
 	os.WriteFile(script, []byte(completionScript(t, "bash")), 0o644)

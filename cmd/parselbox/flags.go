@@ -101,6 +101,9 @@ func newServeFlags(fs *pflag.FlagSet) *configFlags {
 	f.keys["approval-timeout"] = "server.approval_timeout"
 	fs.Bool("no-ui", d.NoUI, "no MCP Apps renderer, no display() views in results")
 	f.keys["no-ui"] = "server.no_ui"
+	fs.Duration("drain-timeout", d.DrainTimeout, "on SIGTERM, take no new sessions and wait this long at most for the open ones to close (0: do not wait)")
+	f.keys["drain-timeout"] = "server.drain_timeout"
+	f.string("metrics-address", "server.metrics_address", "", "serve /metrics on this `host:port` of its own (default: next to /mcp)")
 	return f
 }
 

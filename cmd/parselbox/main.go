@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
 	"sync"
 	"syscall"
@@ -42,9 +41,12 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "repl" {
 		sigs = sigs[1:] // Ctrl-C interrupts the REPL's code, not the REPL
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	// The MCP server over HTTP drains on the first signal; anything else
+	// stops.
+	ctx, stop := withSignals(context.Background(), notifier(os.Stderr), sigs...)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {

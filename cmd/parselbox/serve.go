@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -77,7 +78,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			fmt.Fprintln(stderr, "parselbox:", lerr)
 			return exitInternal
 		}
-		err = srv.RunHTTP(ctx, ln)
+		err = serveHTTP(ctx, srv, ln, s.DrainTimeout, log)
 	default:
 		log.Info("MCP available via stdio")
 		err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopCloser{stdout}})
@@ -98,3 +99,35 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
+
+// serveHTTP serves until ctx is done, or until a drain that ctx's signal
+// asks for is over: no new sessions, the open ones go on until they close
+// or drainTimeout passes, then the rest are closed.
+func serveHTTP(ctx context.Context, srv *mcpserver.Server, ln net.Listener, drainTimeout time.Duration, log hclog.Logger) error {
+	drain := drainRequested(ctx)
+	serveCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case <-drain:
+		case <-serveCtx.Done():
+			return
+		}
+		log.Info("signal received: draining", "timeout", drainTimeout)
+		dctx, cancel := context.WithTimeout(serveCtx, drainTimeout)
+		err := srv.Drain(dctx)
+		cancel()
+		switch {
+		case err == nil:
+			log.Info("drained: every session closed")
+		case serveCtx.Err() == nil:
+			log.Info("drain timeout: closing the open sessions", "sessions", srv.SessionCount())
+		}
+		stop()
+	}()
+	err := srv.RunHTTP(serveCtx, ln)
+	if errors.Is(err, context.Canceled) && ctx.Err() == nil {
+		return nil // drained
+	}
+	return err
+}

@@ -255,6 +255,8 @@ server {
   elicit      = true
   no_ui       = true
   auth_token  = "from-file-0123456789"
+  drain_timeout = "45s"
+  metrics_address = "127.0.0.1:9191"
 }
 output_dir = "out"
 `,
@@ -270,19 +272,21 @@ server:
   elicit: true
   no_ui: true
   auth_token: from-file-0123456789
+  drain_timeout: 45
+  metrics_address: "127.0.0.1:9191"
 output_dir: out
 `,
 		"p.json": `{"server": {"transport": "http", "port": 9100, "host": "localhost", "idle_timeout": "1m30s",
   "max_sessions": 3, "pool_size": 0, "max_output_tokens": 500, "elicit": true, "no_ui": true,
-  "auth_token": "from-file-0123456789"},
+  "auth_token": "from-file-0123456789", "drain_timeout": "45s", "metrics_address": "127.0.0.1:9191"},
  "memory": 512, "output_dir": "out"}`,
 		"last.json": `{"memory": 512, "output_dir": "out", "server": {"transport": "http", "port": 9100, "host": "localhost",
   "idle_timeout": 90, "max_sessions": 3, "pool_size": 0, "max_output_tokens": 500, "elicit": true,
-  "no_ui": true, "auth_token": "from-file-0123456789"}}`,
+  "no_ui": true, "auth_token": "from-file-0123456789", "drain_timeout": 45, "metrics_address": "127.0.0.1:9191"}}`,
 	}
 	want := mcpserver.Settings{Transport: "http", Host: "localhost", Port: 9100, AuthToken: "from-file-0123456789",
 		IdleTimeout: 90 * time.Second, MaxSessions: 3, PoolSize: 0, MaxOutputTokens: 500, MaxResultMB: 64, Elicit: true,
-		ApprovalTimeout: 5 * time.Minute, NoUI: true}
+		ApprovalTimeout: 5 * time.Minute, NoUI: true, DrainTimeout: 45 * time.Second, MetricsAddress: "127.0.0.1:9191"}
 	for name, data := range files {
 		p := filepath.Join(dir, name)
 		os.WriteFile(p, []byte(data), 0o644)

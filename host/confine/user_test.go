@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/parselbox/parselbox/internal/testenv"
 )
 
 func TestParseRunAs(t *testing.T) {
@@ -47,7 +49,7 @@ func TestParseRunAs(t *testing.T) {
 func TestGiveBack(t *testing.T) {
 	t.Parallel()
 	if os.Geteuid() != 0 {
-		t.Skip("chown needs root")
+		testenv.Missing(t, testenv.RequireConfinementEnv, "chown needs root")
 	}
 	root := t.TempDir()
 	os.Chown(root, 1000, 1001) // the owner files go back to

@@ -7,6 +7,8 @@ var (
 	ErrClosed = errors.New("mcp server closed")
 	// ErrTooManySessions refuses a session beyond Options.MaxSessions.
 	ErrTooManySessions = errors.New("too many sessions")
+	// ErrDraining refuses a new session while the server drains.
+	ErrDraining = errors.New("draining: this host takes no new sessions")
 	// ErrNeedToken refuses to serve HTTP beyond loopback without a token.
 	ErrNeedToken = errors.New("serving beyond loopback needs an auth token")
 )

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parselbox/parselbox/host"
@@ -257,5 +258,17 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// resourceNotFound fails t unless reading uri through cs fails with MCP's
+// "Resource not found" (any other error would not show that the resource
+// is hidden).
+func resourceNotFound(t *testing.T, cs *mcp.ClientSession, uri string) {
+	t.Helper()
+	_, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != mcp.CodeResourceNotFound {
+		t.Errorf("reading %s: %v, want the error Resource not found", uri, err)
 	}
 }

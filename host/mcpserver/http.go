@@ -14,6 +14,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parselbox/parselbox/host/metrics"
 )
 
 // Path is where RunHTTP serves MCP.
@@ -46,6 +48,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodPost && r.Header.Get(sessionHeader) == "" {
+		if s.Draining() {
+			s.opts.Metrics.SessionRefused(metrics.RefusedDraining)
+			refuseDraining(w)
+			return
+		}
 		// This request may open a session: give it a server of its own.
 		r = r.WithContext(context.WithValue(r.Context(), sessionKey{}, s.newSession(true)))
 	}
@@ -107,34 +114,61 @@ func (s *Server) RunHTTP(ctx context.Context, ln net.Listener) error {
 			return fmt.Errorf("listening on %s: %w (set --auth-token or PARSELBOX_AUTH_TOKEN)", addr, ErrNeedToken)
 		}
 	}
+	var metricsLn net.Listener
+	if a := s.opts.Settings.MetricsAddress; a != "" {
+		var err error
+		if metricsLn, err = net.Listen("tcp", a); err != nil {
+			ln.Close()
+			return fmt.Errorf("listening for metrics: %w", err)
+		}
+	}
 	s.sweepSessionDirs()
 	if err := s.pool.warm(ctx); err != nil {
 		ln.Close()
+		if metricsLn != nil {
+			metricsLn.Close()
+		}
 		return fmt.Errorf("starting the sandbox: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle(Path, s)
-	hs := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          s.log.Named("http").StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
-	}
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	s.handleOps(mux)
+	servers := []*http.Server{s.httpServer(mux)}
+	served := make(chan error, 2)
+	go func() { served <- servers[0].Serve(ln) }()
 	s.log.Info("MCP available", logURL, "http://"+addr+Path)
+	if metricsLn != nil {
+		mm := http.NewServeMux()
+		mm.Handle(MetricsPath, s.opts.Metrics.Handler())
+		servers = append(servers, s.httpServer(mm))
+		go func() { served <- servers[1].Serve(metricsLn) }()
+		s.log.Info("metrics available", logURL, "http://"+metricsLn.Addr().String()+MetricsPath)
+	}
+	var failed error
 	select {
-	case err := <-served:
-		s.Close()
-		return fmt.Errorf("serving HTTP: %w", err)
+	case failed = <-served:
 	case <-ctx.Done():
 	}
-	// Sessions hold streams open: end them first, then the server.
+	// Sessions hold streams open: end them first, then the servers.
 	s.Close()
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := hs.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		s.log.Warn("stopping the HTTP server", logError, err)
+	for _, hs := range servers {
+		if err := hs.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			s.log.Warn("stopping the HTTP server", logError, err)
+		}
+		hs.Close()
 	}
-	hs.Close()
+	if failed != nil {
+		return fmt.Errorf("serving HTTP: %w", failed)
+	}
 	return ctx.Err()
+}
+
+func (s *Server) httpServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          s.log.Named("http").StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
+	}
 }

@@ -75,9 +75,7 @@ func TestHTTPIsolation(t *testing.T) {
 			t.Errorf("session b lists a's resource %s", r.URI)
 		}
 	}
-	if _, err := b.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "file:///workspace/a.txt"}); err == nil {
-		t.Error("session b reads a's file")
-	}
+	resourceNotFound(t, b, "file:///workspace/a.txt") // a's file, from session b
 	if _, err := a.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "file:///workspace/a.txt"}); err != nil {
 		t.Errorf("session a reads its file: %v", err)
 	}
@@ -91,8 +89,8 @@ func TestHTTPIsolation(t *testing.T) {
 	// A session that ends gives its sandbox back.
 	pid := sessionOf(t, srv, b).Sandbox().PID()
 	b.Close()
-	waitFor(t, 10*time.Second, "the session's end", func() bool { return srv.SessionCount() == 1 })
-	waitFor(t, 10*time.Second, "the sandbox's end", func() bool { return syscall.Kill(pid, 0) != nil })
+	waitFor(t, 2*time.Minute, "the session's end", func() bool { return srv.SessionCount() == 1 })
+	waitFor(t, 2*time.Minute, "the sandbox's end", func() bool { return syscall.Kill(pid, 0) != nil })
 	// b wrote nothing: its directory is gone; and once the server closes,
 	// so are those of the pooled sandboxes no session took.
 	srv.Close()
@@ -321,8 +319,8 @@ func TestHTTPLimitAndIdle(t *testing.T) {
 	pid := onlySession(t, srv).Sandbox().PID()
 
 	// Idle: closed, with its sandbox; then a new session fits.
-	waitFor(t, 10*time.Second, "the idle session to close", func() bool { return srv.SessionCount() == 0 })
-	waitFor(t, 10*time.Second, "the sandbox to stop", func() bool { return syscall.Kill(pid, 0) != nil })
+	waitFor(t, 2*time.Minute, "the idle session to close", func() bool { return srv.SessionCount() == 0 })
+	waitFor(t, 2*time.Minute, "the sandbox to stop", func() bool { return syscall.Kill(pid, 0) != nil })
 	if _, err := first.CallTool(t.Context(), &mcp.CallToolParams{Name: ToolName, Arguments: map[string]any{"code": "1"}}); err == nil {
 		t.Error("a call on the closed session worked")
 	}
@@ -369,7 +367,7 @@ func TestTimeoutAndCrash(t *testing.T) {
 			Arguments: map[string]any{"code": "import asyncio\nopen('running', 'w').close()\nawait asyncio.sleep(30)"}})
 		done <- answer{res, err}
 	}()
-	waitFor(t, 20*time.Second, "the code to run", func() bool {
+	waitFor(t, 2*time.Minute, "the code to run", func() bool {
 		_, err := sb.ReadFile("/workspace/running")
 		return err == nil
 	})
@@ -401,7 +399,7 @@ func TestPool(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t, Options{Settings: with(func(s *Settings) { s.PoolSize = 1 })})
 	url := startHTTP(t, srv)
-	waitFor(t, 30*time.Second, "the pool to fill", func() bool { return srv.pool.idle() == 1 })
+	waitFor(t, 2*time.Minute, "the pool to fill", func() bool { return srv.pool.idle() == 1 })
 	c, _ := newClient(nil)
 	began := time.Now()
 	cs, err := connectHTTP(t, url, "", c)
@@ -412,7 +410,7 @@ func TestPool(t *testing.T) {
 		t.Errorf("1 + 1 = %v", got)
 	}
 	t.Logf("connect + first execute_code with a warm pool: %v", time.Since(began))
-	waitFor(t, 30*time.Second, "the pool to refill", func() bool { return srv.pool.idle() == 1 })
+	waitFor(t, 2*time.Minute, "the pool to refill", func() bool { return srv.pool.idle() == 1 })
 	if diff := cmp.Diff(1, srv.SessionCount()); diff != "" {
 		t.Errorf("sessions (-want +got):\n%s", diff)
 	}

@@ -9,17 +9,18 @@ import (
 
 // Log keys.
 const (
-	logSession = "session"
-	logPID     = "pid"
-	logTool    = "tool"
-	logError   = "error"
-	logMS      = "ms"
-	logReason  = "reason"
-	logRaised  = "raised"
-	logOrigin  = "origin"
-	logRemote  = "remote"
-	logURL     = "url"
-	logDir     = "dir"
+	logSession  = "session"
+	logPID      = "pid"
+	logTool     = "tool"
+	logError    = "error"
+	logMS       = "ms"
+	logReason   = "reason"
+	logRaised   = "raised"
+	logOrigin   = "origin"
+	logRemote   = "remote"
+	logURL      = "url"
+	logDir      = "dir"
+	logSessions = "sessions"
 )
 
 // slogHandler passes the go-sdk's slog records to an hclog logger, one

@@ -3,12 +3,14 @@ package mcpserver
 import (
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/host/metrics"
 	"github.com/parselbox/parselbox/host/ui"
 )
 
@@ -83,6 +85,14 @@ type Settings struct {
 	ApprovalTimeout time.Duration `koanf:"approval_timeout" want:"a number of seconds or a duration such as \"5m\" (0: no limit)"`
 	// NoUI withholds the HTML of display() from results.
 	NoUI bool `koanf:"no_ui"`
+	// DrainTimeout bounds a drain (SIGTERM to `parselbox`, or
+	// Server.Drain): the host takes no new session and waits this long at
+	// most for the open ones to close before it closes them. 0: no wait.
+	DrainTimeout time.Duration `koanf:"drain_timeout" want:"a number of seconds or a duration such as \"2m\" (0: do not wait)"`
+	// MetricsAddress, if set, serves /metrics on this "host:port" of its
+	// own instead of next to /mcp (/healthz and /readyz stay next to
+	// /mcp). None of them needs the token.
+	MetricsAddress string `koanf:"metrics_address"`
 }
 
 // DefaultSettings are the settings a file and the command line start
@@ -98,6 +108,7 @@ func DefaultSettings() Settings {
 		MaxOutputTokens: 10000,
 		MaxResultMB:     64,
 		ApprovalTimeout: 5 * time.Minute,
+		DrainTimeout:    2 * time.Minute,
 	}
 }
 
@@ -130,6 +141,14 @@ func (s *Settings) Validate() error {
 	}
 	if s.IdleTimeout < 0 {
 		bad("server.idle_timeout", "must be 0 (never) or more, got %v", s.IdleTimeout)
+	}
+	if s.DrainTimeout < 0 {
+		bad("server.drain_timeout", "must be 0 (do not wait) or more, got %v", s.DrainTimeout)
+	}
+	if a := s.MetricsAddress; a != "" {
+		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+			bad("server.metrics_address", `must be "host:port" (such as "0.0.0.0:9090"), got %q`, a)
+		}
 	}
 	if s.ApprovalTimeout < 0 {
 		bad("server.approval_timeout", "must be 0 (no limit) or more, got %v", s.ApprovalTimeout)
@@ -171,6 +190,10 @@ type Options struct {
 	Version string
 
 	renderer *ui.Renderer // the MCP Apps renderer; nil with UI off
+	// Metrics receives the server's counts, served at /metrics by RunHTTP;
+	// nil: the server makes its own. It is also Config.Observer unless
+	// that is set.
+	Metrics *metrics.Metrics
 }
 
 // resolved returns o with its defaults filled in and the token trimmed.
@@ -180,6 +203,12 @@ func (o Options) resolved() Options {
 	}
 	if o.Config.Logger == nil {
 		o.Config.Logger = o.Logger
+	}
+	if o.Metrics == nil {
+		o.Metrics = metrics.New()
+	}
+	if o.Config.Observer == nil {
+		o.Config.Observer = o.Metrics
 	}
 	s := DefaultSettings()
 	if o.Settings != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/host/metrics"
 	"github.com/parselbox/parselbox/host/sandbox"
 	"github.com/parselbox/parselbox/host/ui"
 )
@@ -39,6 +40,7 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[*session]struct{} // the sessions that hold a sandbox
 	closed   bool
+	draining bool
 }
 
 // New checks the sandbox configuration (host.Config.Validate) and the
@@ -70,6 +72,13 @@ func New(opts Options) (*Server, error) {
 	if o.Settings.AuthToken != "" {
 		s.token = sha256.Sum256([]byte(o.Settings.AuthToken))
 	}
+	o.Metrics.Watch(metrics.Gauges{
+		Sessions:      s.SessionCount,
+		Pooled:        s.Pooled,
+		Ready:         s.Ready,
+		Draining:      s.Draining,
+		SandboxMemory: s.sandboxMemory,
+	})
 	s.pool = newPool(o.Settings.PoolSize, func(ctx context.Context) (*box, error) { return s.boot(ctx, true) }, s.log.Named("pool"))
 	s.http = mcp.NewStreamableHTTPHandler(s.serverFor, &mcp.StreamableHTTPOptions{
 		Logger:              newSlog(s.log.Named("http")),
@@ -151,7 +160,12 @@ func (s *Server) admit(sess *session) error {
 	if s.closed {
 		return ErrClosed
 	}
+	if s.draining {
+		s.opts.Metrics.SessionRefused(metrics.RefusedDraining)
+		return fmt.Errorf("parselbox: %w (it is shutting down): start the session again, on another host", ErrDraining)
+	}
 	if max := s.opts.Settings.MaxSessions; max > 0 && len(s.sessions) >= max {
+		s.opts.Metrics.SessionRefused(metrics.RefusedLimit)
 		return fmt.Errorf("parselbox: %w: %d are open, the limit (--max-sessions) is %d; "+
 			"close a session or wait until an idle one times out", ErrTooManySessions, len(s.sessions), max)
 	}
@@ -182,8 +196,10 @@ func (s *Server) newSession(pooled bool) *session {
 		}
 		if err != nil {
 			s.leave(sess)
+			s.opts.Metrics.SessionRefused(metrics.RefusedFailed)
 			return nil, err
 		}
+		s.opts.Metrics.SessionCreated()
 		if pooled && ss != nil {
 			// An HTTP session ends when the client deletes it, it times
 			// out, or the server closes.
@@ -199,6 +215,7 @@ func (s *Server) newSession(pooled bool) *session {
 			s.log.Warn("closing a sandbox", logError, err)
 		}
 		s.leave(sess)
+		s.opts.Metrics.SessionClosed()
 	}
 	sess = newSession(&s.opts, s.log, acquire, release)
 	return sess
@@ -266,15 +283,20 @@ func (s *Server) Close() error {
 		sessions = append(sessions, sess)
 	}
 	s.mu.Unlock()
+	// Each sandbox takes a moment to stop: stop them all at once.
+	var wg sync.WaitGroup
 	for _, sess := range sessions {
-		sess.mu.Lock()
-		ss := sess.ss
-		sess.mu.Unlock()
-		if ss != nil {
-			ss.Close()
-		}
-		sess.end()
+		wg.Go(func() {
+			sess.mu.Lock()
+			ss := sess.ss
+			sess.mu.Unlock()
+			if ss != nil {
+				ss.Close()
+			}
+			sess.end()
+		})
 	}
+	wg.Wait()
 	s.pool.close()
 	return nil
 }

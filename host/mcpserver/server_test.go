@@ -119,11 +119,13 @@ func TestSession(t *testing.T) {
 			if c := read.Contents[0]; string(c.Blob) != "\x89PNG\x00" || c.Text != "" {
 				t.Errorf("read png: %+v", c)
 			}
-			// A file of the sandbox that was never announced is not a resource.
-			run(t, cs, "open('/workspace/secret.txt', 'w').write('s')")
-			if _, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "file:///files/none.txt"}); err == nil {
-				t.Error("read an unknown resource")
+			// A file of the sandbox that was never announced (no execution
+			// wrote it) is not a resource, nor is a file that does not exist.
+			if err := sess.Sandbox().WriteFile("/workspace/unannounced.txt", []byte("s")); err != nil {
+				t.Fatal(err)
 			}
+			resourceNotFound(t, cs, "file:///workspace/unannounced.txt")
+			resourceNotFound(t, cs, "file:///files/none.txt")
 		})
 	}
 }

@@ -21,6 +21,7 @@ func TestDenoArgs(t *testing.T) {
 	}
 	want := []string{"/rt/deno", "run",
 		"--no-prompt", "--no-config", "--no-lock", "--no-remote", "--no-check", "--cached-only",
+		"--node-modules-dir=manual",
 		"--allow-read=/cache/runner-1,/cache/snap,/dev/fd/3,/rt/pyodide/pyodide-lock.json,/rt/pyodide/pyodide.asm.wasm,/rt/pyodide/python_stdlib.zip,/ws",
 		"--allow-write=/ws",
 		"--deny-net",
@@ -33,11 +34,11 @@ func TestDenoArgs(t *testing.T) {
 	}
 	// The network: all of it, or an allowlist.
 	perms.network = true
-	if got := denoArgs(rt, "/cache/runner-1", perms, 256)[10]; got != "--allow-net" {
+	if got := denoArgs(rt, "/cache/runner-1", perms, 256)[11]; got != "--allow-net" {
 		t.Errorf("network: %s", got)
 	}
 	perms.network, perms.allowNet = false, []string{"127.0.0.1:8080", "example.com:443"}
-	if got := denoArgs(rt, "/cache/runner-1", perms, 256)[10]; got != "--allow-net=127.0.0.1:8080,example.com:443" {
+	if got := denoArgs(rt, "/cache/runner-1", perms, 256)[11]; got != "--allow-net=127.0.0.1:8080,example.com:443" {
 		t.Errorf("allowlist: %s", got)
 	}
 }

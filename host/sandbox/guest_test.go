@@ -504,7 +504,7 @@ func TestModesMasked(t *testing.T) {
 		fi, _ := os.Stat(d)
 		before[d] = fi.Mode()
 	}
-	sb := start(t, sandbox.Options{Workspace: ws, FilesDir: files, Mounts: []sandbox.Mount{
+	sb := start(t, sandbox.Options{Workspace: ws, FilesDir: files, Mounts: []sandbox.Bind{
 		{Target: "/mnt/rw", Source: rw}, {Target: "/mnt/ro", Source: ro, ReadOnly: true}}})
 	r := run(t, sb, `import os, errno
 open("a", "w").write("x"); os.chmod("a", 0o7777)
@@ -565,7 +565,7 @@ func TestWorkspaceQuota(t *testing.T) {
 		t.Fatal(err)
 	}
 	sb := start(t, sandbox.Options{Workspace: ws, WorkspaceQuota: 1 << 20,
-		Mounts: []sandbox.Mount{{Target: "/mnt/rw", Source: rw}}})
+		Mounts: []sandbox.Bind{{Target: "/mnt/rw", Source: rw}}})
 	r := run(t, sb, `import os, errno
 def attempt(f):
     try:
@@ -675,7 +675,7 @@ func TestSymlinks(t *testing.T) {
 	os.WriteFile(filepath.Join(mnt, "real.txt"), []byte("inside"), 0o644)
 	os.WriteFile(filepath.Join(secret, "secret.txt"), []byte("top secret"), 0o644)
 	os.Symlink(filepath.Join(mnt, "real.txt"), filepath.Join(mnt, "inner"))
-	sb := start(t, sandbox.Options{Workspace: ws, Mounts: []sandbox.Mount{{Target: "/mnt/data", Source: mnt}}})
+	sb := start(t, sandbox.Options{Workspace: ws, Mounts: []sandbox.Bind{{Target: "/mnt/data", Source: mnt}}})
 	run(t, sb, "import os; os.listdir('/mnt/data')") // cached before the links change
 	os.Symlink(filepath.Join(secret, "secret.txt"), filepath.Join(mnt, "escape"))
 	os.Symlink(secret, filepath.Join(mnt, "escdir"))
@@ -704,5 +704,60 @@ def attempt(f):
 		if _, err := os.Lstat(filepath.Join(ws, name)); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("the guest's symlink %s reached the host: %v", name, err)
 		}
+	}
+}
+
+// What the host changes in a directory between executions is what the
+// guest sees next, whatever the guest looked up before: a file the host
+// deleted can be created again, one it replaced by a directory is a
+// directory, and one it replaced by a file is a file (the guest's file
+// system keeps no stale entry).
+func TestHostChangesSeen(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	sb := start(t, sandbox.Options{Workspace: ws})
+	run(t, sb, `import os
+open("/workspace/gone.txt", "w").write("first")
+open("/workspace/becomes_dir", "w").write("a file")
+os.mkdir("/workspace/becomes_file")
+os.mkdir("/workspace/d")
+open("/workspace/d/inner.txt", "w").write("x")
+[os.path.exists(p) for p in ("/workspace/gone.txt", "/workspace/becomes_dir", "/workspace/becomes_file", "/workspace/d/inner.txt")]`)
+	for _, err := range []error{
+		os.Remove(filepath.Join(ws, "gone.txt")),
+		os.Remove(filepath.Join(ws, "becomes_dir")),
+		os.Mkdir(filepath.Join(ws, "becomes_dir"), 0o755),
+		os.WriteFile(filepath.Join(ws, "becomes_dir", "x.txt"), []byte("in the dir"), 0o644),
+		os.Remove(filepath.Join(ws, "becomes_file")),
+		os.WriteFile(filepath.Join(ws, "becomes_file"), []byte("now a file"), 0o644),
+		os.RemoveAll(filepath.Join(ws, "d")),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := run(t, sb, `import os
+def attempt(f):
+    try:
+        return f()
+    except OSError as e:
+        return [type(e).__name__, e.strerror]
+def recreate():
+    with open("/workspace/gone.txt", "w") as f:
+        f.write("second")
+    return open("/workspace/gone.txt").read()
+[os.path.exists("/workspace/gone.txt"),
+ attempt(recreate),
+ attempt(lambda: open("/workspace/becomes_dir/x.txt").read()),
+ attempt(lambda: os.path.isdir("/workspace/becomes_dir")),
+ attempt(lambda: open("/workspace/becomes_file").read()),
+ attempt(lambda: os.path.exists("/workspace/d/inner.txt")),
+ attempt(lambda: open("/workspace/d/inner.txt", "w").write("y"))]`)
+	want := []any{false, "second", "in the dir", true, "now a file", false, []any{"FileNotFoundError", "No such file or directory"}}
+	if diff := cmp.Diff(want, output(t, r)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "gone.txt")); err != nil || string(b) != "second" {
+		t.Errorf("the file created again on the host: %q %v", b, err)
 	}
 }

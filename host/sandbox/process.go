@@ -692,24 +692,21 @@ func (t *tailBuffer) String() string {
 	return strings.TrimSpace(string(t.buf))
 }
 
-// rssMB reads a process's resident set size from /proc, in MB.
+// rssMB reads a process's resident set size from /proc, in MB: the second
+// field of /proc/PID/statm, in pages (status has it too, but costs the
+// kernel far more to write).
 func rssMB(pid int) (int, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
 	if err != nil {
 		return 0, err
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			f := strings.Fields(rest)
-			if len(f) == 0 {
-				break
-			}
-			kb, err := strconv.Atoi(f[0])
-			if err != nil {
-				return 0, err
-			}
-			return kb / 1024, nil
-		}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0, errors.New("no resident size in /proc statm")
 	}
-	return 0, errors.New("no VmRSS in /proc status")
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	return int(pages * int64(os.Getpagesize()) >> 20), nil
 }

@@ -329,6 +329,13 @@ type initParams struct {
 	Namespaces    json.RawMessage   `json:"namespaces,omitempty"`
 	Paths         initPaths         `json:"paths"`
 	Packages      *initPackages     `json:"packages,omitempty"`
+	NPM           *initNPM          `json:"npm,omitempty"`
+}
+
+// initNPM is the host's npm directory (a node_modules holder) that
+// require() reads, read-only.
+type initNPM struct {
+	Dir string `json:"dir"`
 }
 
 // initPackages are the host's packages: directories under PackagesPath

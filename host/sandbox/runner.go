@@ -53,12 +53,13 @@ var runnerHash = func() string {
 const entryPoint = "main.ts"
 
 // installRunner writes the runner into cacheDir, once per runner version and
-// runtime, and returns its directory. deps.ts imports Pyodide by absolute
-// path, statically, so the sandbox needs no read permission on the module
+// runtime, and returns its directory. deps.ts imports Pyodide and just-bash
+// by absolute path, statically, so the sandbox needs no read permission on the module
 // files themselves.
 func installRunner(cacheDir string, rt *Runtime) (string, error) {
-	deps := fmt.Sprintf("export { loadPyodide } from %q;\nexport { default as createPyodideModule } from %q;\n",
-		fileURL(filepath.Join(rt.Pyodide, "pyodide.mjs")), fileURL(filepath.Join(rt.Pyodide, "pyodide.asm.mjs")))
+	deps := fmt.Sprintf("export { loadPyodide } from %q;\nexport { default as createPyodideModule } from %q;\nexport * as justBash from %q;\n",
+		fileURL(filepath.Join(rt.Pyodide, "pyodide.mjs")), fileURL(filepath.Join(rt.Pyodide, "pyodide.asm.mjs")),
+		fileURL(filepath.Join(rt.Modules, filepath.FromSlash(justBashModule))))
 	sum := sha256.Sum256([]byte(runnerHash + "\x00" + deps))
 	dir := filepath.Join(cacheDir, "runner-"+hex.EncodeToString(sum[:8]))
 	if _, err := os.Stat(filepath.Join(dir, "deps.ts")); err == nil {

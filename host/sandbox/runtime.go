@@ -21,6 +21,9 @@ type Runtime struct {
 	Deno string
 	// Pyodide is the directory of the pyodide package.
 	Pyodide string
+	// Modules is the runtime's node_modules directory: just-bash (bash())
+	// and its dependencies are imported from there.
+	Modules string
 	// PyodideVersion is the version from Pyodide's package.json.
 	PyodideVersion string
 }
@@ -69,6 +72,7 @@ func loadRuntime(dir string) (*Runtime, error) {
 		Dir:     abs,
 		Deno:    filepath.Join(abs, "node_modules", "@deno", "linux-x64-glibc", "deno"),
 		Pyodide: filepath.Join(abs, "node_modules", "pyodide"),
+		Modules: filepath.Join(abs, "node_modules"),
 	}
 	if fi, err := os.Stat(rt.Deno); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
 		return nil, fmt.Errorf("%s: no executable deno at %s", dir, rt.Deno)
@@ -84,6 +88,9 @@ func loadRuntime(dir string) (*Runtime, error) {
 		return nil, fmt.Errorf("%s: cannot read the pyodide version from its package.json", dir)
 	}
 	rt.PyodideVersion = meta.Version
+	if _, err := os.Stat(filepath.Join(rt.Modules, filepath.FromSlash(justBashModule))); err != nil {
+		return nil, fmt.Errorf("%s: just-bash not installed: %w", dir, err)
+	}
 	for _, f := range pyodideFiles {
 		if _, err := os.Stat(filepath.Join(rt.Pyodide, f)); err != nil {
 			return nil, fmt.Errorf("%s: incomplete pyodide: %w", dir, err)
@@ -91,6 +98,11 @@ func loadRuntime(dir string) (*Runtime, error) {
 	}
 	return rt, nil
 }
+
+// justBashModule is just-bash's single-file ES module (the shell behind
+// bash()), relative to node_modules. Its few bare imports (minimatch, diff,
+// sprintf-js, turndown) resolve in node_modules (--node-modules-dir=manual).
+const justBashModule = "just-bash/dist/bundle/browser.js"
 
 // pyodideFiles are the data files Pyodide reads at run time; the sandbox may
 // read these and nothing else of the runtime (modules are imported statically).

@@ -30,7 +30,7 @@ type Options struct {
 	// FilesDir is the host directory backing /files (optional).
 	FilesDir string
 	// Mounts map host directories to paths under /mnt.
-	Mounts []Mount
+	Mounts []Bind
 	// Network grants the whole network; otherwise AllowNet lists the only
 	// "host:port" pairs the sandbox may reach.
 	Network  bool
@@ -84,6 +84,10 @@ type Options struct {
 	MaxResultBytes int64
 	// BootTimeout bounds a start. Zero means 60 s.
 	BootTimeout time.Duration
+	// OnRestart, if set, is told why the process ended each time it ended
+	// unexpectedly and is restarted: "timeout", "memory", "runaway",
+	// "fatal", "protocol" or "crash".
+	OnRestart func(cause string)
 	// NoSnapshot boots cold, without the memory snapshot (for measurements).
 	NoSnapshot bool
 	// Confine, if set, confines each process with the kernel (package
@@ -92,6 +96,10 @@ type Options struct {
 	// Packages are Python packages the host installed (package packages),
 	// visible read-only at PackagesPath; nil: none.
 	Packages *Packages
+	// NPMDir holds the npm packages the host installed for require() (a
+	// node_modules directory inside it), readable by the sandbox's Deno
+	// only (not a root: Python does not see it); empty: none.
+	NPMDir string
 }
 
 // PackagesPath is where the sandbox sees the host's unpacked packages.
@@ -119,8 +127,9 @@ const (
 	DefaultMaxResultBytes  = 64 << 20
 )
 
-// Mount is a host directory visible in the sandbox.
-type Mount struct {
+// Bind is a host directory visible in the sandbox at Target (a mount of
+// the configuration, host.Mount, resolved).
+type Bind struct {
 	// Target is the absolute sandbox path, under /mnt.
 	Target string
 	// Source is the host directory.
@@ -284,6 +293,14 @@ func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 	if s.snapshot != "" {
 		perms.read = append(perms.read, s.snapshot)
 	}
+	if o.NPMDir != "" {
+		dir, err := filepath.EvalSymlinks(o.NPMDir)
+		if err != nil {
+			return nil, ReadyInfo{}, fmt.Errorf("sandbox: npm packages: %w", err)
+		}
+		perms.read = append(perms.read, dir)
+		init.NPM = &initNPM{Dir: dir}
+	}
 	for _, r := range s.roots {
 		perms.read = append(perms.read, r.Dir)
 		if !r.ReadOnly {
@@ -296,7 +313,7 @@ func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 		// The interrupt pipe is an inherited descriptor, not a path of the
 		// host's: Landlock does not govern pipes.
 		c.Read = slices.Concat(slices.DeleteFunc(slices.Clone(perms.read), func(p string) bool { return p == interruptPipe }),
-			[]string{o.Runtime.Pyodide})
+			[]string{o.Runtime.Pyodide, o.Runtime.Modules})
 		c.Write, c.Network, c.AllowNet, c.MemoryMB = perms.write, o.Network, o.AllowNet, o.HardMemoryMB
 		c.Private = []string{"DENO_DIR"} // its own copy of Deno's caches
 		jail = &c
@@ -353,13 +370,25 @@ func resolveRoots(o Options) ([]initRoot, error) {
 // watch polices a process's memory and restarts the sandbox when the
 // process ends unexpectedly, so that the next execution finds it ready.
 func (s *Supervisor) watch(p *process) {
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
+	// The RSS watchdog only where no cgroup limits the process's memory.
+	var poll <-chan time.Time
+	if !p.guard.LimitsMemory() {
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		poll = tick.C
+	}
 	for {
 		select {
 		case <-p.exited:
 			if reason, detail := p.reason(); reason != killClose {
 				s.log.Warn("sandbox process ended; restarting", "status", p.exitStatus(), "reason", reason)
+				if s.opts.OnRestart != nil {
+					cause := reason
+					if cause == "" {
+						cause = "crash"
+					}
+					s.opts.OnRestart(cause)
+				}
 				s.mu.Lock()
 				if s.running != p && !p.reported {
 					// No execution saw it: the next one is told, once.
@@ -371,8 +400,8 @@ func (s *Supervisor) watch(p *process) {
 				s.mu.Unlock()
 			}
 			return
-		case <-tick.C:
-			if mb, err := rssMB(p.pid()); err == nil && mb > s.opts.HardMemoryMB && !p.guard.LimitsMemory() {
+		case <-poll:
+			if mb, err := rssMB(p.pid()); err == nil && mb > s.opts.HardMemoryMB {
 				s.log.Warn("sandbox process above its memory limit; killing it", "rss_mb", mb, "limit_mb", s.opts.HardMemoryMB)
 				p.kill(killMemory)
 			}
@@ -828,6 +857,7 @@ func denoArgs(rt *Runtime, runnerDir string, perms permissions, memoryMB int) []
 	}
 	args := []string{rt.Deno, "run",
 		"--no-prompt", "--no-config", "--no-lock", "--no-remote", "--no-check", "--cached-only",
+		"--node-modules-dir=manual", // just-bash's imports, from the runtime's node_modules
 		"--allow-read=" + joinPaths(read),
 	}
 	if len(perms.write) > 0 {
@@ -854,7 +884,7 @@ func denoArgs(rt *Runtime, runnerDir string, perms permissions, memoryMB int) []
 
 // checkPaths refuses paths that Deno's permission flags cannot express.
 func checkPaths(o Options) error {
-	paths := []string{o.CacheDir, o.Workspace, o.FilesDir, o.Runtime.Pyodide}
+	paths := []string{o.CacheDir, o.Workspace, o.FilesDir, o.Runtime.Pyodide, o.NPMDir}
 	for _, m := range o.Mounts {
 		paths = append(paths, m.Source)
 	}

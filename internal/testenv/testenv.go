@@ -6,14 +6,17 @@
 package testenv
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -32,6 +35,21 @@ type RuntimeDir struct {
 // RequireEnv, when set (make test sets it), turns a missing runtime into a
 // test failure instead of a skip, so that CI cannot pass by skipping.
 const RequireEnv = "PARSELBOX_REQUIRE_RUNTIME"
+
+// RequireConfinementEnv, when set (.ci/run sets it), turns a kernel layer
+// of confinement this machine cannot apply into a failure of the tests
+// that need it instead of a skip.
+const RequireConfinementEnv = "PARSELBOX_REQUIRE_CONFINEMENT"
+
+// Missing skips t because something it needs is missing (format says
+// what), or fails it when the environment variable require is set.
+func Missing(t testing.TB, require, format string, args ...any) {
+	t.Helper()
+	if os.Getenv(require) != "" {
+		t.Fatalf(format+" (required: $%s is set)", append(args, require)...)
+	}
+	t.Skipf(format, args...)
+}
 
 var (
 	once    sync.Once
@@ -132,4 +150,37 @@ func (w *writer) Write(p []byte) (int, error) {
 		w.t.Log(strings.TrimSuffix(string(p), "\n"))
 	}
 	return len(p), nil
+}
+
+// RequireNPMEnv, when set, turns an unreachable npm registry into a test
+// failure instead of a skip.
+const RequireNPMEnv = "PARSELBOX_REQUIRE_NPM"
+
+// NPMRegistry checks that the npm registry ($NPM_CONFIG_REGISTRY, or
+// registry.npmjs.org) answers. Otherwise the test is skipped, saying so, or
+// fails when $PARSELBOX_REQUIRE_NPM is set.
+func NPMRegistry(t testing.TB) {
+	t.Helper()
+	registry := os.Getenv("NPM_CONFIG_REGISTRY")
+	if registry == "" {
+		registry = "https://registry.npmjs.org/"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, strings.TrimSuffix(registry, "/")+"/lodash", nil)
+	if err == nil {
+		var resp *http.Response
+		if resp, err = http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode >= 500 {
+				err = fmt.Errorf("status %s", resp.Status)
+			}
+		}
+	}
+	if err != nil {
+		if os.Getenv(RequireNPMEnv) != "" {
+			t.Fatalf("npm registry %s required: %v", registry, err)
+		}
+		t.Skipf("the npm registry %s is unreachable, so the npm packages cannot be fetched: %v", registry, err)
+	}
 }

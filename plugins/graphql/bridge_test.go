@@ -508,8 +508,13 @@ func TestIntrospectionIsLazyAndCached(t *testing.T) {
 			if i%2 == 1 {
 				tool, args = "describe", map[string]any{"names": "Country"}
 			}
-			if _, te := call(t, c, tool, args); te != nil {
-				t.Errorf("%s: %v", tool, te)
+			// Not call(): it may t.Fatal, which a goroutine must not.
+			raw, _ := json.Marshal(args)
+			res, err := c.CallTool(t.Context(), &sdk.CallToolRequest{Name: tool, Arguments: raw})
+			if err != nil {
+				t.Errorf("%s: %v", tool, err)
+			} else if res.IsError {
+				t.Errorf("%s: %v", tool, res.Error)
 			}
 		})
 	}

@@ -198,6 +198,30 @@ export function mountHostFS(py: Any, hostfs: HostFS): void {
     },
   };
 
+  // Emscripten keeps the nodes it looked up in a name table and trusts
+  // them on the next lookup. The host (or bash, JS and WASI, which use
+  // HostFS directly) may have removed or replaced the file since: a node
+  // of ours found in the table is checked against the host first, and
+  // dropped when the file is gone or no longer of its type, so that the
+  // lookup asks the host again. Mount points stay.
+  const lookupNode = FS.lookupNode;
+  FS.lookupNode = (parent: Any, name: string) => {
+    if (parent.node_ops === HOSTFS.node_ops) {
+      for (let node = FS.nameTable[FS.hashName(parent.id, name)]; node; node = node.name_next) {
+        if (node.parent.id !== parent.id || node.name !== name) continue;
+        if (node.mounted) break;
+        const [root, rel] = where(node);
+        let fresh = false;
+        try {
+          fresh = (hostfs.lstat(root, rel).mode & S_IFMT) === (node.mode & S_IFMT);
+        } catch (_) { /* gone or refused: looked up again below */ }
+        if (!fresh) FS.hashRemoveNode(node);
+        break;
+      }
+    }
+    return lookupNode.call(FS, parent, name);
+  };
+
   const mkdirs = (p: string) => {
     let cur = "";
     for (const part of p.split("/").filter(Boolean)) {

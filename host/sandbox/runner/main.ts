@@ -10,6 +10,7 @@
 // and exits.
 
 import "./console.ts";
+import "./noenv.ts";
 import { channel } from "./channel.ts";
 import { toPython } from "./convert.ts";
 import { errnoName, mountHostFS } from "./emfs.ts";
@@ -41,6 +42,7 @@ interface InitParams {
   paths?: { pyodide_files: string[]; cache_dir?: string }; // the runtime's own files
   // the host's packages, under /lib/packages; preload: imported before the snapshot
   packages?: { paths: string[]; runtime?: boolean; preload?: string[] };
+  npm?: { dir: string }; // the host's npm packages (node_modules), read-only: features/js.ts
 }
 
 const EXIT_FATAL = 70;
@@ -188,6 +190,7 @@ const rt: Runtime = {
     current = id;
   },
   collectGarbage,
+  npmDir: init.npm?.dir,
 };
 
 // The features, each a file in features/.

@@ -93,6 +93,8 @@ export interface Runtime {
   paths: RuntimePaths;
   /** A full garbage collection of the JS heap. */
   collectGarbage: () => void;
+  /** The host's npm packages: a directory holding node_modules (read-only). */
+  npmDir?: string;
 }
 
 export interface Feature {

@@ -1,0 +1,240 @@
+package sandbox_test
+
+// js(code, **kwargs) and require() of local files, against the real
+// runtime (npm packages: host/npm_test.go).
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/parselbox/parselbox/host/sandbox"
+	"github.com/parselbox/parselbox/internal/testenv"
+)
+
+func TestJS(t *testing.T) {
+	t.Parallel()
+	sb := start(t, sandbox.Options{FilesDir: t.TempDir()})
+	cases := map[string]struct {
+		code string
+		want any
+	}{
+		"return":   {`js("return 1 + 1")`, 2.0},
+		"await":    {`js("await new Promise(r => setTimeout(r, 10)); return 'late'")`, "late"},
+		"kwargs":   {`js("return {sum: a + b.x, n: xs.length}", a=1, b={"x": 2}, xs=[1, 2, 3])`, map[string]any{"sum": 3.0, "n": 3.0}},
+		"bytes in": {`js("return data.length + ':' + (data instanceof Uint8Array)", data=b"abc")`, "3:true"},
+		"bytes out": {`r = js("return {b: new Uint8Array([104, 105]), s: 'x'}")
+[r["b"].decode(), type(r["b"]).__name__, r["s"]]`, []any{"hi", "bytes", "x"}},
+		"undefined": {`js("return undefined") is None`, true},
+		"fresh":     {`js("var x = 5; return x"); js("return typeof x")`, "undefined"},
+		"callback":  {`js("return [1, 2, 3].map(x => f(x))", f=lambda x, *_: x * 10)`, []any{10.0, 20.0, 30.0}},
+		"instances": {`js("class P { constructor() { this.a = 1 } m() {} }; return new P()")`, map[string]any{"a": 1.0}},
+		"date":      {`js("return new Date(0)")`, "1970-01-01T00:00:00.000Z"},
+		"web apis":  {`len(js("return crypto.randomUUID()"))`, 36.0},
+		"js error": {`try:
+    js("throw new Error('nope')")
+except Exception as e:
+    r = str(e)
+r`, "Error: nope"},
+		"py error": {`try:
+    js("return f()", f=lambda: 1 / 0)
+except ZeroDivisionError as e:
+    r = "ZeroDivisionError"
+r`, "ZeroDivisionError"},
+		"bad kwarg": {`try:
+    js("return 1", **{"a-b": 1})
+except ValueError as e:
+    r = str(e)
+r`, "js(): 'a-b' is not a JavaScript identifier"},
+		"resolvePath": {`js("return resolvePath('../files/x.csv').endsWith('/x.csv') && !resolvePath('x').startsWith('/workspace')")`, true},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := run(t, sb, c.code)
+			if diff := cmp.Diff(c.want, output(t, r)); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", c.code, diff)
+			}
+		})
+	}
+}
+
+func TestJSFilesSharedWithPython(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	sb := start(t, sandbox.Options{Workspace: ws})
+	r := run(t, sb, `open("from_py.txt", "w").write("py")
+got = js("return await Deno.readTextFile(resolvePath('from_py.txt'))")
+js("await Deno.writeTextFile(resolvePath('from_js.txt'), 'js')")
+[got, open("from_js.txt").read()]`)
+	if diff := cmp.Diff([]any{"py", "js"}, output(t, r)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "from_js.txt")); string(b) != "js" {
+		t.Errorf("from_js.txt on the host: %q", b)
+	}
+	r = run(t, sb, `try:
+    js("return resolvePath('/tmp/x')")
+except Exception as e:
+    r = str(e)
+r`)
+	if s, _ := output(t, r).(string); !strings.Contains(s, "is in-memory (MEMFS)") || !strings.Contains(s, "/workspace") {
+		t.Errorf("resolvePath of an unmounted path: %q", s)
+	}
+}
+
+// An endless JS loop ends at the timeout: the sandbox is restarted and
+// says so, and the next call works. A JS await is interrupted softly.
+func TestJSTimeout(t *testing.T) {
+	t.Parallel()
+	sb := start(t, sandbox.Options{Grace: time.Second})
+	run(t, sb, "kept = 1")
+	r := runTimeout(t, sb, `js("await new Promise(r => setTimeout(r, 60000))")`, time.Second)
+	wantError(t, r, "KeyboardInterrupt", "timed out after 1s")
+	if got := output(t, run(t, sb, "kept")); got != 1.0 {
+		t.Errorf("state after a soft interrupt: %v", got)
+	}
+	r = runTimeout(t, sb, `js("while(true){}")`, time.Second)
+	wantError(t, r, sandbox.ErrorTypeTimeout, "restarted")
+	if got := output(t, run(t, sb, `js("return 'works'")`)); got != "works" {
+		t.Errorf("after restart: %v", got)
+	}
+}
+
+// JS can do nothing Python can't: Deno's file, network, environment,
+// process, FFI and system APIs, node's, and imports outside the grants are
+// refused; a read-only mount stays read-only; resolvePath does not follow a
+// symlink out of its mount.
+func TestJSBreakIn(t *testing.T) {
+	t.Parallel()
+	ws, ro, secret := t.TempDir(), t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(ro, "keep.txt"), []byte("ro"), 0o644)
+	os.WriteFile(filepath.Join(secret, "secret.txt"), []byte("top secret"), 0o644)
+	os.Symlink(secret, filepath.Join(ro, "escdir"))
+	sb := start(t, sandbox.Options{Workspace: ws, Mounts: []sandbox.Bind{{Target: "/mnt/ro", Source: ro, ReadOnly: true}}})
+	cache := testenv.CacheDir(t)
+	r := run(t, sb, `js("""
+const out = {};
+const attempt = async (name, f) => {
+  try { const v = await f(); out[name] = 'allowed: ' + String(v).slice(0, 40); }
+  catch (e) { out[name] = e?.name ?? String(e); }
+};
+const fs = await import('node:fs');
+const cp = await import('node:child_process');
+await attempt('read /etc/passwd', () => Deno.readTextFile('/etc/passwd'));
+await attempt('node read /etc/passwd', () => fs.readFileSync('/etc/passwd', 'utf8'));
+await attempt('read the cache dir', () => Deno.readDir(cache)[Symbol.asyncIterator]().next());
+await attempt('stat /', () => Deno.stat('/'));
+await attempt('write /tmp', () => Deno.writeTextFile('/tmp/pbx-js-probe', 'x'));
+await attempt('write ro mount', () => Deno.writeTextFile(resolvePath('/mnt/ro/new.txt'), 'x'));
+await attempt('remove ro file', () => Deno.remove(resolvePath('/mnt/ro/keep.txt')));
+await attempt('symlink', () => Deno.symlink('/etc/passwd', resolvePath('link')));
+await attempt('env', () => Deno.env.get('HOME'));
+await attempt('env all', () => JSON.stringify(Deno.env.toObject()));
+await attempt('run', () => new Deno.Command('/bin/sh', {args: ['-c', 'id']}).output());
+await attempt('node spawn', () => cp.execSync('id').toString());
+await attempt('ffi', () => Deno.dlopen('libc.so.6', {}));
+await attempt('hostname', () => Deno.hostname());
+await attempt('fetch', () => fetch('http://127.0.0.1:9/'));
+await attempt('connect', () => Deno.connect({hostname: '127.0.0.1', port: 9}));
+await attempt('listen', () => Deno.listen({port: 0}));
+await attempt('import file', () => import('file:///etc/passwd'));
+await attempt('import cache', () => import('file://' + cache + '/x.js'));
+await attempt('import remote', () => import('https://deno.land/std/version.ts'));
+await attempt('import npm', () => import('npm:left-pad@1.3.0'));
+await attempt('permission request', async () => (await Deno.permissions.request({name: 'env'})).state === 'granted' ? 'granted' : (() => { throw {name: 'denied'} })());
+await attempt('resolvePath escape', () => resolvePath('/mnt/ro/escdir/secret.txt'));
+await attempt('eval', () => eval('1'));
+await attempt('Function', () => new Function('return 1')());
+return out;
+""", cache=`+pyString(cache)+`)`)
+	nc, te := "NotCapable", "TypeError"
+	want := map[string]any{
+		"read /etc/passwd": nc, "node read /etc/passwd": nc, "read the cache dir": nc, "stat /": nc,
+		"write /tmp": nc, "write ro mount": nc, "remove ro file": nc, "symlink": nc,
+		"env": nc, "env all": nc, "run": nc, "node spawn": nc, "ffi": nc, "hostname": nc,
+		"fetch": te, "connect": nc, "listen": nc,
+		"import file": te, "import cache": te, "import remote": te, "import npm": te,
+		"permission request": "denied", "resolvePath escape": "Error", "eval": "EvalError", "Function": "EvalError",
+	}
+	if diff := cmp.Diff(want, output(t, r)); diff != "" {
+		t.Errorf("refusals (-want +got):\n%s", diff)
+	}
+	if _, err := os.Stat(filepath.Join(ro, "new.txt")); err == nil {
+		t.Error("a read-only mount was written")
+	}
+	if _, err := os.Stat(filepath.Join(ro, "keep.txt")); err != nil {
+		t.Errorf("a read-only file was removed: %v", err)
+	}
+	// The sandbox lives on.
+	if got := output(t, run(t, sb, `js("return 'still here'")`)); got != "still here" {
+		t.Errorf("after: %v", got)
+	}
+}
+
+// pyString is s as a Python string literal.
+func pyString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// require() of local TypeScript and JavaScript files: compiled by Deno,
+// re-imported on each call (edits are picked up), classes constructed with
+// or without new, instances kept as proxies with their methods, proxies
+// passed back, aliases in js()'s scope.
+func TestRequireLocal(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "my-utils.ts"), []byte(`
+export class Vec {
+  constructor(public x: number, public y: number) {}
+  plus(o: Vec): Vec { return new Vec(this.x + o.x, this.y + o.y); }
+  toArray(): number[] { return [this.x, this.y]; }
+}
+export function Legacy(this: any, n: number) { this.n = n; }
+Legacy.prototype.twice = function () { return this.n * 2; };
+export const version: string = "v1";
+export function bytes(): Uint8Array { return new TextEncoder().encode("hi"); }
+export async function later(x: number): Promise<number> { return x + 1; }
+export function apply(f: (o: {a: number}) => number): number { return f({a: 41}); }
+`), 0o644)
+	os.WriteFile(filepath.Join(ws, "plain.js"), []byte(`export default { hello: (n) => "hello " + n };`), 0o644)
+	sb := start(t, sandbox.Options{Workspace: ws})
+	r := run(t, sb, `u = require("./my-utils.ts")
+a = u.Vec(1, 2)
+b = u.Vec.new(3, 4) if hasattr(u.Vec, "new") else u.Vec(3, 4)
+c = a.plus(b)
+p = require("./plain.js", alias="greeter")
+[u.version, c.toArray(), c.x, type(c).__name__, u.Legacy(21).twice(), u.bytes(), u.later(1),
+ u.apply(lambda o: o["a"] + 1), p.hello("py"), js("return greeter.hello('js') + ' ' + myUtils.version"),
+ "plus" in dir(c)]`)
+	want := []any{"v1", []any{4.0, 6.0}, 4.0, "ParselboxJsProxy", 42.0, map[string]any{"__b64__": "aGk="}, 2.0, 42.0,
+		"hello py", "hello js v1", true}
+	if diff := cmp.Diff(want, output(t, r)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// An edit is picked up by the next require().
+	os.WriteFile(filepath.Join(ws, "my-utils.ts"), []byte(`export const version: string = "v2";`), 0o644)
+	if got := output(t, run(t, sb, `require("./my-utils.ts").version`)); got != "v2" {
+		t.Errorf("after an edit: %v", got)
+	}
+	// Aliases as the reference derives them, and a clear error otherwise.
+	r = run(t, sb, `from _parselbox.javascript import _alias
+out = [_alias(n) for n in ["lodash", "js-yaml", "fuse.js", "date-fns", "@msgpack/msgpack", "./my-utils.ts", "./data-utils.ts", "npm:dayjs@1.11.13"]]
+try:
+    require("./missing.ts")
+except Exception as e:
+    out.append(type(e).__name__)
+try:
+    _alias("./---.ts")
+except ValueError as e:
+    out.append(str(e)[:30])
+out`)
+	want = []any{"lodash", "jsYaml", "fuseJs", "dateFns", "msgpack", "myUtils", "dataUtils", "dayjs", "JsException", "Could not derive alias from '."}
+	if diff := cmp.Diff(want, output(t, r)); diff != "" {
+		t.Errorf("aliases (-want +got):\n%s", diff)
+	}
+}
