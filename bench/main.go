@@ -66,7 +66,7 @@ func main() {
 }
 
 // parts are what -only selects.
-var parts = []string{"boot", "exec", "calls", "result", "packages", "shell", "js", "confine", "sessions"}
+var parts = []string{"boot", "exec", "calls", "result", "ui", "packages", "shell", "js", "confine", "sessions"}
 
 // measures reports whether part is to be measured: all are, unless -only
 // names some.
@@ -211,6 +211,9 @@ func (b *bench) runRest(ctx context.Context) error {
 	}
 	if b.measures("result") {
 		b.measureResult(ctx)
+	}
+	if b.measures("ui") {
+		b.measureUI(ctx)
 	}
 	if b.measures("packages") {
 		if err := b.runPackages(ctx); err != nil {

@@ -100,7 +100,7 @@ func newServeFlags(fs *pflag.FlagSet) *configFlags {
 	f.keys["elicit"] = "server.elicit"
 	fs.Duration("approval-timeout", d.ApprovalTimeout, "refuse a tool call whose approval gets no answer this long (0: no limit)")
 	f.keys["approval-timeout"] = "server.approval_timeout"
-	fs.Bool("no-ui", d.NoUI, "leave the HTML of display() out of results")
+	fs.Bool("no-ui", d.NoUI, "no MCP Apps renderer, no display() views in results")
 	f.keys["no-ui"] = "server.no_ui"
 	fs.Bool("stream-output", d.StreamOutput, "send what the code prints, while it runs, as MCP log notifications")
 	f.keys["stream-output"] = "server.stream_output"
@@ -160,6 +160,9 @@ func (f *configFlags) value(k *koanf.Koanf, fl *pflag.Flag) (string, any, error)
 	key := f.keys[fl.Name]
 	if key == "" {
 		return "", nil, nil
+	}
+	if fl.Name == "serve" && !fl.Changed {
+		return "", nil, nil // no serve block unless asked for
 	}
 	if fl.Value.Type() != "stringArray" {
 		return key, posflag.FlagVal(f.fs, fl), nil

@@ -5,9 +5,13 @@
 // The tool's result is one JSON object, sent once, as a single text block
 // (execute_code declares no output schema, so no structured content):
 // {"result": <value of the last expression>} with an optional "note" (output truncated to its sbx.preview(), or no
-// output), "files" (the paths the code wrote) and "view" (the HTML of
-// display()), or {"error": "<traceback>"} with isError set when the code
-// raised. The server's instructions are the sandbox's guide text
+// output), "files" (the paths the code wrote), "app" (where the workspace
+// is served, with host.Config.Serve) and "view" (a line saying a display()
+// view was shown), or {"error": "<traceback>"} with isError set when the
+// code raised. With UI on (not Settings.NoUI) execute_code carries
+// _meta.ui.resourceUri, the MCP Apps renderer resource (apps.go, package
+// host/ui), and a result's view travels to it in the result's _meta
+// ("parselbox/view"), never in the text the model reads. The server's instructions are the sandbox's guide text
 // (host.Sandbox.Prompt). The files the code writes become resources,
 // file:///workspace/..., announced with notifications/resources/list_changed.
 //

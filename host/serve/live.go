@@ -76,9 +76,8 @@ func (l *live) signature() string {
 	return b.String()
 }
 
-// poll runs while someone listens.
-func (l *live) poll() {
-	last := l.signature()
+// poll runs while someone listens; last is the signature when it started.
+func (l *live) poll(last string) {
 	pending := ""
 	t := time.NewTicker(pollEvery)
 	defer t.Stop()
@@ -128,7 +127,8 @@ func (l *live) serve(w http.ResponseWriter, r *http.Request) {
 	l.clients[c] = struct{}{}
 	if !l.polling {
 		l.polling = true
-		go l.poll()
+		// Before the page hears it is connected: a change after that reloads it.
+		go l.poll(l.signature())
 	}
 	l.mu.Unlock()
 	defer func() {

@@ -397,7 +397,7 @@ func (s *Server) page(html string) string {
 	return page + liveScript
 }
 
-const liveScript = `<script>(function(){var es=new EventSource("/_live");es.onmessage=function(e){if(e.data==="reload")location.reload()};})();</script>`
+const liveScript = `<script>(function(){var es=new EventSource("/_live");window.pbxLive=es;es.onmessage=function(e){if(e.data==="reload")location.reload()};})();</script>`
 
 func contentType(name string) string {
 	switch ext := strings.ToLower(path.Ext(name)); ext {
