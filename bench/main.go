@@ -26,7 +26,7 @@ func main() {
 		boots      = flag.Int("boots", 5, "boots to measure for each kind")
 		execs      = flag.Int("execs", 300, "executions (and calls) to measure in each run")
 		runs       = flag.Int("runs", 5, "runs of every measurement with a target, to report its spread")
-		only       = flag.String("only", "", "measure only this part (packages)")
+		only       = flag.String("only", "", "measure only this part (packages, density)")
 	)
 	flag.Parse()
 	b := &bench{results: results{}, boots: *boots, execs: *execs, runs: max(*runs, 1), only: *only}
@@ -108,6 +108,8 @@ func (b *bench) run(runtimeDir string) error {
 
 	if b.only == "packages" {
 		return b.runPackages(ctx)
+	} else if b.only == "density" {
+		return measureDensity(ctx, b)
 	} else if b.only != "" {
 		return fmt.Errorf("-only: unknown part %q", b.only)
 	}
@@ -173,6 +175,9 @@ func (b *bench) run(runtimeDir string) error {
 	}
 	if err := measureSessions(ctx, b, 10); err != nil {
 		return fmt.Errorf("sessions: %w", err)
+	}
+	if err := measureDensity(ctx, b); err != nil {
+		return fmt.Errorf("density: %w", err)
 	}
 	return nil
 }
@@ -312,7 +317,7 @@ var targets = []target{
 
 func (b *bench) print() {
 	fmt.Printf("\n%-30s %10s %12s  %-24s %-7s %s\n", "metric", "parselbox", "baseline", "target", "", "runs: min / median / max")
-	all := slices.Concat(targets, mcpTargets, callTargets, bridgeTargets, sessionTargets, confineTargets, packageTargets)
+	all := slices.Concat(targets, mcpTargets, callTargets, bridgeTargets, sessionTargets, densityTargets, confineTargets, packageTargets)
 	for _, t := range all {
 		m, ok := b.results[t.key]
 		if !ok {
