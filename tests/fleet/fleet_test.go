@@ -213,7 +213,8 @@ type agent struct {
 
 func connect(ctx context.Context, url string) (*mcp.ClientSession, error) {
 	c := mcp.NewClient(&mcp.Implementation{Name: "fleet-test", Version: "1"}, nil)
-	return c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	// The go-sdk's default retries: a real client reconnects its stream.
+	return c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
 }
 
 // call runs code in the agent's session and returns the text result.
