@@ -200,9 +200,9 @@ func sharedLibs(bin string, libs map[string]bool) error {
 type layerWriter struct {
 	owner [2]int // uid, gid of what tree adds
 	buf   bytes.Buffer
-	tw   *tar.Writer
-	seen map[string]bool
-	err  error
+	tw    *tar.Writer
+	seen  map[string]bool
+	err   error
 }
 
 func newLayer() *layerWriter {
@@ -234,7 +234,9 @@ func (w *layerWriter) file(p string, data []byte, mode int64, u, g int) {
 	}
 }
 
-func (w *layerWriter) copy(src, dst string, mode int64) error { return w.copyOwned(src, dst, mode, 0, 0) }
+func (w *layerWriter) copy(src, dst string, mode int64) error {
+	return w.copyOwned(src, dst, mode, 0, 0)
+}
 
 // copyOwned adds a host file (a symlink as a symlink).
 func (w *layerWriter) copyOwned(src, dst string, mode int64, u, g int) error {
