@@ -10,7 +10,7 @@ STAMP     := $(RUNTIME)/node_modules/.installed
 GOFLAGS   ?=
 TEST_TIMEOUT ?= 20m
 
-.PHONY: all build runtime fixtures browser test demo bench bench-tokens proto lint fuzz clean
+.PHONY: all build runtime fixtures browser test fleet-test image image-test demo bench bench-tokens proto lint fuzz clean install
 
 all: build
 
@@ -33,6 +33,16 @@ build: runtime
 		echo "$(GO) build -o $(BIN)/parselbox-bridge-$${b%%=*} $${b#*=}"; \
 		$(GO) build $(GOFLAGS) -o $(BIN)/parselbox-bridge-$${b%%=*} $${b#*=} || exit 1; \
 	done
+
+## install: parselbox and the bridges into PREFIX/bin, the runtime into
+## PREFIX/lib/parselbox/runtime, where parselbox finds it (DESTDIR for staging)
+PREFIX ?= /usr/local
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/parselbox
+	install -m 0755 $(BIN)/parselbox $(BIN)/parselbox-bridge-* $(DESTDIR)$(PREFIX)/bin/
+	rm -rf $(DESTDIR)$(PREFIX)/lib/parselbox/runtime
+	mkdir -p $(DESTDIR)$(PREFIX)/lib/parselbox/runtime
+	cp -a $(RUNTIME)/package.json $(RUNTIME)/package-lock.json $(RUNTIME)/node_modules $(DESTDIR)$(PREFIX)/lib/parselbox/runtime/
 
 ## fixtures: npm packages the tests run against (MCP servers and clients), pinned
 ## by the lock files under tests/fixtures
@@ -58,6 +68,28 @@ test: build fixtures browser
 	PARSELBOX_REQUIRE_BROWSER=$$(command -v chromium >/dev/null 2>&1 && echo 1) \
 	PARSELBOX_REQUIRE_RUNTIME=1 PARSELBOX_REQUIRE_NPM=1 PARSELBOX_RUNTIME=$(CURDIR)/$(RUNTIME) GORACE=atexit_sleep_ms=0 \
 		$(GO) test -race -timeout=$(TEST_TIMEOUT) ./...
+
+## fleet-test: three parselbox hosts on loopback behind Debian's HAProxy
+## (installed here when missing) with deploy/haproxy/haproxy.cfg, driven by
+## MCP clients: affinity, a killed host, a drain, /metrics. Several minutes,
+## so not part of make test; CI runs it after make test.
+fleet-test: build
+	@command -v haproxy >/dev/null || { apt-get update -qq && apt-get install -y -qq haproxy >/dev/null; }
+	PARSELBOX_REQUIRE_FLEET=1 PARSELBOX_RUNTIME=$(CURDIR)/$(RUNTIME) \
+		$(GO) test -tags fleet -count=1 -timeout=30m -v ./tests/fleet
+
+## image: the OCI image, built without a container daemon
+## (go-containerregistry): bin/image (OCI layout) and bin/image.tar
+## (docker load); the binaries, the runtime, a prebuilt snapshot, user 65532
+IMAGE_CACHE := $(BIN)/image-cache
+image: build
+	./$(BIN)/parselbox exec --cache-dir $(IMAGE_CACHE) 'None' >/dev/null
+	$(GO) run $(GOFLAGS) ./deploy/image -bin $(BIN) -runtime $(RUNTIME) -cache $(IMAGE_CACHE) -out $(BIN)/image
+
+## image-test: unpack the image and run parselbox exec in its root
+## filesystem (chroot, unshare: needs root); CI runs it
+image-test: image
+	$(GO) test -tags image -count=1 -v ./tests/image
 
 ## demo: a short scripted tour
 demo: build fixtures

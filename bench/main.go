@@ -66,7 +66,7 @@ func main() {
 }
 
 // parts are what -only selects.
-var parts = []string{"boot", "exec", "calls", "result", "ui", "packages", "shell", "js", "confine", "sessions"}
+var parts = []string{"boot", "exec", "calls", "result", "ui", "packages", "shell", "js", "confine", "sessions", "density"}
 
 // measures reports whether part is to be measured: all are, unless -only
 // names some.
@@ -238,6 +238,11 @@ func (b *bench) runRest(ctx context.Context) error {
 	if b.measures("sessions") {
 		if err := measureSessions(ctx, b, 10); err != nil {
 			return fmt.Errorf("sessions: %w", err)
+		}
+	}
+	if b.measures("density") {
+		if err := measureDensity(ctx, b); err != nil {
+			return fmt.Errorf("density: %w", err)
 		}
 	}
 	return nil
@@ -437,7 +442,7 @@ var targets = []target{
 
 func (b *bench) print() {
 	fmt.Printf("\n%-30s %10s %12s  %-24s %-11s %s\n", "metric", "parselbox", "baseline", "target", "runs met", "runs: min / median / max")
-	all := slices.Concat(targets, mcpTargets, callTargets, shellTargets, languageTargets, bridgeTargets, sessionTargets, confineTargets, packageTargets)
+	all := slices.Concat(targets, mcpTargets, callTargets, shellTargets, languageTargets, bridgeTargets, sessionTargets, densityTargets, confineTargets, packageTargets)
 	for _, t := range all {
 		m, ok := b.results[t.key]
 		if !ok {

@@ -73,6 +73,16 @@ func (s *Server) Drain(ctx context.Context) error {
 // sandboxMemory is the resident memory of the sessions' and the pool's
 // sandbox processes, in bytes.
 func (s *Server) sandboxMemory() int64 {
+	var total int64
+	for _, pid := range s.SandboxPIDs() {
+		total += residentBytes(pid)
+	}
+	return total
+}
+
+// SandboxPIDs are the process ids of the sandboxes of the open sessions
+// and of the pool (to measure them).
+func (s *Server) SandboxPIDs() []int {
 	var pids []int
 	s.mu.Lock()
 	for sess := range s.sessions {
@@ -86,11 +96,7 @@ func (s *Server) sandboxMemory() int64 {
 		pids = append(pids, b.sb.PID())
 	}
 	s.pool.mu.Unlock()
-	var total int64
-	for _, pid := range pids {
-		total += residentBytes(pid)
-	}
-	return total
+	return pids
 }
 
 // residentBytes is a process's VmRSS, 0 if it cannot be read.

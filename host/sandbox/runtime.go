@@ -50,7 +50,10 @@ func FindRuntime(dir string) (*Runtime, error) {
 				exe = real
 			}
 			d := filepath.Dir(exe)
-			candidates = []string{filepath.Join(d, "runtime"), filepath.Join(d, "..", "runtime")}
+			// bin/runtime, the checkout's runtime/ (bin/../runtime), and
+			// where `make install` puts it (PREFIX/lib/parselbox/runtime).
+			candidates = []string{filepath.Join(d, "runtime"), filepath.Join(d, "..", "runtime"),
+				filepath.Join(d, "..", "lib", "parselbox", "runtime")}
 		}
 	}
 	var errs []error

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/parselbox/parselbox/host/mcpserver"
+)
+
+// densitySessions is how many sessions one host holds for the density
+// figures.
+const densitySessions = 50
+
+// densityTargets: the issue's targets for one host holding many sessions.
+var densityTargets = []target{
+	{"mem_per_session_mb", "", "≤ 120 MB", func(r results) bool { return r.v("mem_per_session_mb") <= 120 }},
+	{"exec_p99_ms_50_sessions", "", "≤ 30 ms", func(r results) bool { return r.v("exec_p99_ms_50_sessions") <= 30 }},
+	{"exec_p50_ms_50_sessions", "", "", nil},
+	{"session_pss_mb", "", "", nil},
+	{"session_pss_anon_mb", "", "", nil},
+	{"session_pss_file_mb", "", "", nil},
+}
+
+// measureDensity opens densitySessions MCP sessions on one host (over
+// streamable HTTP, no pool) and adds:
+//   - mem_per_session_mb: the fall of the system's MemAvailable from before
+//     the server started to when every session holds an idle sandbox,
+//     divided by the sessions (the host's own share included);
+//   - exec_p99_ms_50_sessions, exec_p50_ms_50_sessions: execute_code("1+1")
+//     round-robin over the open sessions;
+//   - session_pss_mb and its anonymous and file-backed parts: the mean
+//     proportional set size of one sandbox process (/proc/PID/smaps_rollup),
+//     which says what dominates: anonymous memory is each sandbox's own
+//     (V8 heap, wasm memory, compiled code), file-backed memory (the Deno
+//     binary) is shared, and PSS divides it among the processes.
+//
+// The machine is shared: MemAvailable moves with everything else that
+// runs. Each run is one value; compare runs.
+func measureDensity(ctx context.Context, b *bench) error {
+	runs := min(b.runs, 2) // each boots 50 sandboxes
+	for run := range runs {
+		fmt.Printf("%d sessions on one host, run %d of %d ...\n", densitySessions, run+1, runs)
+		if err := densityRun(ctx, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func densityRun(ctx context.Context, b *bench) error {
+	opts := b.mcpOptions(0)
+	opts.Settings.MaxSessions = 0
+	time.Sleep(2 * time.Second) // let what ran before settle
+	before, err := memAvailableMB()
+	if err != nil {
+		return err
+	}
+	srv, err := mcpserver.New(opts)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- srv.RunHTTP(ctx, ln) }()
+	defer func() {
+		cancel()
+		<-served
+	}()
+	url := "http://" + ln.Addr().String() + mcpserver.Path
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	sessions := make([]*mcp.ClientSession, densitySessions)
+	defer func() {
+		for _, cs := range sessions {
+			if cs != nil {
+				cs.Close()
+			}
+		}
+	}()
+	// Opened two at a time, as clients arriving together would.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(2)
+	for i := range densitySessions {
+		g.Go(func() error {
+			cs, err := client.Connect(gctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+			if err != nil {
+				return fmt.Errorf("session %d: %w", i, err)
+			}
+			sessions[i] = cs
+			if _, err := callExec(gctx, cs, fmt.Sprintf("n = %d\nn", i), fmt.Sprintf(`{"result":%d}`, i)); err != nil {
+				return fmt.Errorf("session %d: %w", i, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	time.Sleep(3 * time.Second) // idle
+	after, err := memAvailableMB()
+	if err != nil {
+		return err
+	}
+	b.add("mem_per_session_mb", float64(before-after)/densitySessions)
+
+	var pss, anon, file float64
+	var n int
+	for _, pid := range srv.SandboxPIDs() {
+		p, a, f, err := pssOf(pid)
+		if err != nil {
+			continue
+		}
+		pss, anon, file, n = pss+p, anon+a, file+f, n+1
+	}
+	if n > 0 {
+		b.add("session_pss_mb", pss/float64(n))
+		b.add("session_pss_anon_mb", anon/float64(n))
+		b.add("session_pss_file_mb", file/float64(n))
+	}
+
+	var lat []float64
+	for round := range 10 {
+		for i, cs := range sessions {
+			d, err := callExec(ctx, cs, "1+1", `{"result":2}`)
+			if err != nil {
+				return fmt.Errorf("round %d, session %d: %w", round, i, err)
+			}
+			if round > 0 { // the first round warms every sandbox up
+				lat = append(lat, ms(d))
+			}
+		}
+	}
+	b.add("exec_p99_ms_50_sessions", percentile(lat, 99))
+	b.add("exec_p50_ms_50_sessions", percentile(lat, 50))
+	return nil
+}
+
+// memAvailableMB is the system's MemAvailable.
+func memAvailableMB() (int64, error) {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			kb, err := strconv.ParseInt(strings.Fields(rest)[0], 10, 64)
+			return kb / 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no MemAvailable in /proc/meminfo")
+}
+
+// pssOf reads a process's proportional set size and its anonymous and
+// file-backed parts, in MB.
+func pssOf(pid int) (pss, anon, file float64, err error) {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "smaps_rollup"))
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseFloat(f[1], 64)
+		switch f[0] {
+		case "Pss:":
+			pss = kb / 1024
+		case "Pss_Anon:":
+			anon = kb / 1024
+		case "Pss_File:":
+			file = kb / 1024
+		}
+	}
+	return pss, anon, file, nil
+}
