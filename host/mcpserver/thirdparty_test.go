@@ -110,7 +110,9 @@ func checkTS(t *testing.T, r tsResult, calc bool) {
 	if r.ListChanged == 0 {
 		t.Error("no resources/list_changed notification")
 	}
-	if len(r.Resources) != 1 || r.Resources[0].URI != "file:///workspace/hello.txt" || r.Resources[0].MIMEType != "text/plain" {
+	// The written file, and the MCP Apps renderer that every session lists.
+	if len(r.Resources) != 2 || r.Resources[0].URI != "file:///workspace/hello.txt" || r.Resources[0].MIMEType != "text/plain" ||
+		!strings.HasPrefix(r.Resources[1].URI, "ui://parselbox/renderer-") || r.Resources[1].MIMEType != "text/html;profile=mcp-app" {
 		t.Errorf("resources: %+v", r.Resources)
 	}
 	if r.Read.Text != "hi from ts" {
