@@ -24,6 +24,9 @@ func TestDiskQuota(t *testing.T) {
 	ws, rw := t.TempDir(), t.TempDir()
 	sb, _ := newSandbox(t, host.Config{
 		OutputDir: ws, WorkspaceQuota: 1,
+		// Removing 5000 nested directories through the sandbox is slow on
+		// a loaded machine; the quota, not the time, is under test.
+		Timeout: 5 * time.Minute,
 		Mounts:  map[string]host.Mount{"rw": {Source: rw, Mode: "rw"}},
 		Context: map[string]any{"chatty": chatty{}},
 	})
@@ -44,13 +47,16 @@ func TestDiskQuota(t *testing.T) {
 	}
 	clean := func() {
 		// Through the sandbox, so that what it counts is freed too.
-		run(t, sb, `import gc, os, shutil
+		r := run(t, sb, `import gc, os, shutil
 gc.collect()
 for d in ("/workspace", "/mnt/rw"):
     for n in os.listdir(d):
         if n != ".parselbox":
             p = d + "/" + n
             shutil.rmtree(p) if os.path.isdir(p) else os.remove(p)`)
+		if r.Error != nil {
+			t.Fatalf("cleaning the workspace: %s: %s", r.Error.Type, r.Error.Message)
+		}
 	}
 	within := func(t *testing.T) {
 		t.Helper()
