@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parselbox/parselbox/host"
 	"github.com/parselbox/parselbox/host/inproc"
