@@ -101,8 +101,9 @@ bench: build fixtures
 	$(GO) run ./bench -runtime $(CURDIR)/$(RUNTIME) -out bench-results.json $(BENCH_FLAGS)
 
 ## bench-tokens: the tokens a model reads for one fixed task against the demo's
-## servers, every tool as an MCP tool vs execute_code (counted with the pinned
-## gpt-tokenizer, o200k_base); merged into bench-results.json
+## servers (seeded: 500 pets, 75 countries), every tool as an MCP tool vs
+## execute_code (counted with the pinned gpt-tokenizer, o200k_base); merged
+## into bench-results.json
 bench-tokens: build fixtures
 	$(GO) run ./bench/tokens -runtime $(CURDIR)/$(RUNTIME) -bin $(BIN) -out bench-results.json
 
