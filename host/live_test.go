@@ -20,6 +20,7 @@ func TestLiveProgressAndOutput(t *testing.T) {
 		mu     sync.Mutex
 		events []string
 		bridge []host.Progress
+		values []float64 // every report's, in order
 	)
 	add := func(s string) {
 		mu.Lock()
@@ -27,6 +28,9 @@ func TestLiveProgressAndOutput(t *testing.T) {
 		mu.Unlock()
 	}
 	ctx := host.WithProgress(t.Context(), func(p host.Progress) {
+		mu.Lock()
+		values = append(values, p.Progress)
+		mu.Unlock()
 		if p.Tool != "" {
 			mu.Lock()
 			bridge = append(bridge, p)
@@ -56,6 +60,7 @@ print("last", end="")
 	mu.Lock()
 	got := slices.Clone(events)
 	fromBridge := slices.Clone(bridge)
+	rising := slices.Clone(values)
 	mu.Unlock()
 	// "two" comes within the rate limit of nothing (a bridge line passed
 	// 150 ms before): it passes; "done" always passes.
@@ -66,8 +71,16 @@ print("last", end="")
 	if len(fromBridge) == 0 {
 		t.Fatal("no line of the bridge's task was reported")
 	}
+	// MCP wants each notification's progress above the last one's: the
+	// bridge's lines count up from sbx.progress's 1 of 3, below its 2.
+	for i := 1; i < len(rising); i++ {
+		if rising[i] <= rising[i-1] {
+			t.Errorf("progress values do not rise: %v", rising)
+			break
+		}
+	}
 	for _, p := range fromBridge {
-		if p.Tool != "tp.leak" || !strings.HasPrefix(p.Message, "tp.leak: ") || p.Progress != 1 {
+		if p.Tool != "tp.leak" || !strings.HasPrefix(p.Message, "tp.leak: ") || p.Progress <= 1 || p.Progress >= 2 || p.Total != 3 {
 			t.Errorf("bridge line %+v", p)
 		}
 		if strings.Contains(p.Message, configToken) || strings.Contains(p.Message, envKey) {
