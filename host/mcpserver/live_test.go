@@ -2,12 +2,14 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parselbox/parselbox/host"
@@ -175,6 +177,79 @@ func TestDescribeToolsSignatures(t *testing.T) {
 			// The guide says where they are, and does not repeat them.
 			if strings.Contains(guide, sig) || !strings.Contains(guide, "signatures are in the description of execute_code") {
 				t.Errorf("guide:\n%s", guide)
+			}
+		})
+	}
+}
+
+// A client of the sessionless protocol may list the tools before anything
+// else (no initialize, no discover): with describe_tools = "signatures"
+// the sandbox starts for it and execute_code's description carries the
+// signatures all the same; with "none" nothing starts.
+func TestDescribeToolsListedFirst(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"signatures", "none"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			srv := newServer(t, Options{Config: host.Config{Context: map[string]any{"calc": calc{}}, DescribeTools: mode}})
+			st, ct := mcp.NewInMemoryTransports()
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- srv.Run(ctx, st) }()
+			conn, err := ct.Connect(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				conn.Close()
+				cancel()
+				<-done
+			})
+			call := func(id int, method, params string) json.RawMessage {
+				t.Helper()
+				msg, err := jsonrpc.DecodeMessage([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := conn.Write(t.Context(), msg); err != nil {
+					t.Fatal(err)
+				}
+				for {
+					m, err := conn.Read(t.Context())
+					if err != nil {
+						t.Fatal(err)
+					}
+					if r, ok := m.(*jsonrpc.Response); ok {
+						if r.Error != nil {
+							t.Fatalf("%s: %v", method, r.Error)
+						}
+						return r.Result
+					}
+				}
+			}
+			const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+			var list mcp.ListToolsResult
+			if err := json.Unmarshal(call(1, "tools/list", "{"+meta+"}"), &list); err != nil {
+				t.Fatal(err)
+			}
+			if len(list.Tools) != 1 {
+				t.Fatalf("tools: %+v", list.Tools)
+			}
+			desc := list.Tools[0].Description
+			sig := "class calc:\n    def add(a: int, b: int) -> int"
+			if mode == "none" {
+				if desc != ToolDescription || srv.SessionCount() != 0 {
+					t.Errorf("describe_tools = none: %d sandboxes started, description %q", srv.SessionCount(), desc)
+				}
+				return
+			}
+			if !strings.HasPrefix(desc, ToolDescription) || !strings.Contains(desc, sig) {
+				t.Errorf("description of the first tools/list:\n%s", desc)
+			}
+			// The session goes on with the sandbox the list started.
+			res := call(2, "tools/call", `{"name":"execute_code","arguments":{"code":"calc.add(a=2, b=3)"},`+meta+`}`)
+			if !strings.Contains(string(res), `{\"result\":5}`) || srv.SessionCount() != 1 {
+				t.Errorf("execute_code after the list: %s (%d sandboxes)", res, srv.SessionCount())
 			}
 		})
 	}

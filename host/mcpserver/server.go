@@ -248,6 +248,7 @@ func ServeMCP(ctx context.Context, sb *host.Sandbox, t mcp.Transport, opts *Opti
 	sess := newSession(&o, o.Logger.Named("mcp"),
 		func(context.Context, *mcp.ServerSession) (*box, error) { return b, nil },
 		func(*box) {})
+	sess.listStarts = true // sb runs already: its description is at hand
 	return serve(ctx, sess, t)
 }
 
