@@ -96,9 +96,14 @@ print("last", end="")
 	mu.Lock()
 	events, bridge = nil, nil
 	mu.Unlock()
-	r = exec(t, sb, `print("quiet"); sbx.progress(1, 1, "x"); 1`)
+	r = exec(t, sb, `print("quiet"); sbx.progress(1, 1, "x"); js("await sbx.progress(1, 1, 'x'); return 1")`)
 	if value(t, r) != 1.0 || r.Stdout != "quiet\n" {
 		t.Errorf("without a listener: %s, %q", r.Output, r.Stdout)
+	}
+	// In js(), a bad argument rejects the promise with the host's error.
+	r = exec(t, sb, `js("try { await sbx.progress('many') } catch (e) { return String(e.message) }")`)
+	if v, _ := value(t, r).(string); v != `ValueError: argument "done": expected number, got string` {
+		t.Errorf("js(): sbx.progress('many'): %v", v)
 	}
 	mu.Lock()
 	defer mu.Unlock()
