@@ -90,7 +90,9 @@ func (s *progressSink) report(p Progress) {
 	p.Message = clipMessage(p.Message)
 	s.mu.Lock()
 	now := time.Now()
-	final := p.Total > 0 && p.Progress >= p.Total && p.Tool == ""
+	// The report that the work is done passes the rate limit (once: a
+	// repeat does not rise).
+	final := p.Total > 0 && p.Progress >= p.Total && p.Tool == "" && (!s.sent || p.Progress > s.value)
 	if s.stopped || !final && now.Sub(s.last) < MinProgressInterval {
 		s.mu.Unlock()
 		return

@@ -57,7 +57,7 @@ func TestProgressRises(t *testing.T) {
 }
 
 // Reports within MinProgressInterval of the last are dropped, except the
-// one that says the work is done; nothing passes after stop.
+// first that says the work is done; nothing passes after stop.
 func TestProgressRateLimit(t *testing.T) {
 	t.Parallel()
 	var got []float64
@@ -66,6 +66,7 @@ func TestProgressRateLimit(t *testing.T) {
 	s.report(Progress{Progress: 2, Total: 3})
 	s.report(Progress{Tool: "x.y", Message: "x.y: line"})
 	s.report(Progress{Progress: 3, Total: 3})
+	s.report(Progress{Progress: 3, Total: 3}) // done once already: limited
 	s.stop()
 	s.last = time.Time{}
 	s.report(Progress{Progress: 4})
