@@ -16,6 +16,9 @@ import (
 func TestLiveProgressAndOutput(t *testing.T) {
 	t.Parallel()
 	sb, _ := newPluginSandbox(t)
+	if g := sb.Prompt(); !strings.Contains(g, "sbx.progress(done, total=None, message=None)") {
+		t.Errorf("the guide does not mention sbx.progress:\n%s", g)
+	}
 	var (
 		mu     sync.Mutex
 		events []string
