@@ -130,6 +130,8 @@ Namespaces are Python objects whose methods run on the host:
   ` + "`t.send(msg)`" + `, ` + "`t.cancel()`" + `, ` + "`await t.wait(timeout)`" + `, ` + "`await t`" + ` for the result.
   Run many at once with ` + "`await asyncio.gather(*[ns.tool.task(x) for x in items])`" + `.
   ` + "`.task`" + ` must be the last accessor: ` + "`ns.sub.tool.task(...)`" + `. Tasks outlive the execution that started them.
+- Long runs: ` + "`sbx.progress(done, total=None, message=None)`" + ` shows the user how far the code has got
+  while it runs (in js() code too).
 
 ## Discovering tools
 1. ` + "`sbx.info()`" + ` — the namespaces, files, mounts and limits. Start here.

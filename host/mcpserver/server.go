@@ -117,17 +117,23 @@ func (s *Server) boot(ctx context.Context, perSession bool) (*box, error) {
 		return nil, err
 	}
 	b.sb = sb
-	if perSession && len(s.opts.Config.Hooks) == 0 {
+	if perSession && len(s.opts.Config.Hooks) == 0 && !audited(s.opts.Config) {
 		// Code runs slowly at first after a snapshot restore: run some
 		// while the sandbox waits in the pool rather than in the session's
 		// first call. (Not with hooks of the embedder's, which would see
-		// an execution nobody asked for.)
+		// an execution nobody asked for, nor with an audit trail, which
+		// would record one.)
 		if _, err := sb.Execute(ctx, warmUp); err != nil {
 			sb.Close()
 			return nil, fmt.Errorf("warming up the sandbox: %w", err)
 		}
 	}
 	return b, nil
+}
+
+// audited reports whether cfg keeps an audit trail.
+func audited(cfg host.Config) bool {
+	return cfg.AuditLog != "" || cfg.OTLPEndpoint != "" || cfg.TracerProvider != nil
 }
 
 // sessionDirPrefix starts the name of a session's directory under
@@ -248,6 +254,7 @@ func ServeMCP(ctx context.Context, sb *host.Sandbox, t mcp.Transport, opts *Opti
 	sess := newSession(&o, o.Logger.Named("mcp"),
 		func(context.Context, *mcp.ServerSession) (*box, error) { return b, nil },
 		func(*box) {})
+	sess.listStarts = true // sb runs already: its description is at hand
 	return serve(ctx, sess, t)
 }
 

@@ -238,7 +238,8 @@ def js(code, **kwargs):
     """js(code, **kwargs): runs code as the body of a fresh async JavaScript
     function (use return; await works; nothing persists between calls) and
     returns its result as Python data (bytes for typed arrays). In scope:
-    resolvePath(p) (a sandbox path's host path, for Deno's file APIs), each
+    resolvePath(p) (a sandbox path's host path, for Deno's file APIs),
+    sbx.progress(done, total, message) (as in Python), each
     require()d module by its alias, and the keyword arguments (dict → object,
     list → array, bytes → Uint8Array, functions callable from JS). JS has the
     same files and network rules as Python, and no environment or processes."""
