@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 
 	"github.com/parselbox/parselbox/host/serve"
 	"github.com/parselbox/parselbox/host/ui"
@@ -80,30 +79,31 @@ func (s *Sandbox) ServeOrigins() []string {
 	return s.serve.Origins()
 }
 
-// API runs an @api handler (or lists the routes) in the sandbox: an
-// execution of its own, after the one running, with the execution
-// timeout. Hooks and the audit trail see the tool calls it makes, not the
-// execution.
+// API runs an @api handler (or lists the routes) in the sandbox: the
+// sandbox protocol's api method, not an execution. It runs beside the
+// execution running (if any), with the execution timeout of its own; it
+// is neither counted nor audited as an execution, but the hooks and the
+// audit trail see the tool calls it makes. The files the handler writes
+// are reported by the execution running or by the next one.
 func (s *Sandbox) API(ctx context.Context, req *serve.Request) (int, json.RawMessage, error) {
 	reqJSON, err := json.Marshal(req)
 	if err != nil {
 		return 0, nil, err
 	}
-	lit, _ := json.Marshal(string(reqJSON)) // a JSON string is a Python string literal
-	r, err := s.sb.Exec(ctx, "await __import__('_parselbox.api').api.dispatch("+string(lit)+")", s.timeout)
+	a, err := s.sb.API(ctx, reqJSON, s.timeout)
 	if err != nil {
 		return 0, nil, err
 	}
-	if r.Error != nil {
-		body, _ := json.Marshal(map[string]string{"error": r.Error.Type + ": " + r.Error.Message})
-		return http.StatusInternalServerError, body, nil
+	if a.Stdout != "" || a.Stderr != "" {
+		s.log.Debug("an api handler printed", "route", req.Method+" "+req.Path,
+			"stdout", truncate(a.Stdout, 2000), "stderr", truncate(a.Stderr, 2000))
 	}
-	var out struct {
-		Status int             `json:"status"`
-		Body   json.RawMessage `json:"body"`
+	return a.Status, a.Body, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	if err := json.Unmarshal(r.Output, &out); err != nil || out.Status == 0 {
-		return 0, nil, fmt.Errorf("the sandbox's api router answered %.200s", r.Output)
-	}
-	return out.Status, out.Body, nil
+	return s[:n] + "..."
 }

@@ -1,0 +1,105 @@
+package serve_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/internal/testenv"
+)
+
+// An /api request is the sandbox protocol's api method, not an execution:
+// it runs while an execution waits, has a timeout of its own, and the files
+// its handler writes are reported by the next execution.
+func TestServeAPIMethod(t *testing.T) {
+	t.Parallel()
+	sb, err := host.New(t.Context(), host.Config{
+		RuntimeDir: testenv.Runtime(t).Dir, CacheDir: testenv.CacheDir(t), Logger: testenv.Logger(t),
+		Context: map[string]any{"calc": calc{}}, Timeout: 8 * time.Second,
+		Serve: &host.ServeConfig{Addr: "127.0.0.1:0"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	base := sb.ServeURL()
+	exec(t, sb, `
+import asyncio
+flag = {"set": False, "by": None}
+
+@api.post("/set")
+def set_flag(body):
+    flag["set"], flag["by"] = True, body
+    return {"sum": calc.add(a=1, b=2)}
+
+@api.get("/write")
+def write(params):
+    print("printed by a handler")
+    open("from_api.txt", "w").write(params.get("text", ""))
+    return "written"
+
+@api.get("/slow")
+async def slow(params):
+    await asyncio.sleep(3600)
+`)
+
+	// While an execution waits for the flag, a request sets it: the two
+	// interleave (as executions, the request would wait for this one, which
+	// would time out).
+	type out struct {
+		r   *host.Result
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		r, err := sb.Execute(t.Context(), `
+for _ in range(150):
+    if flag["set"]:
+        break
+    await asyncio.sleep(0.05)
+flag`)
+		done <- out{r, err}
+	}()
+	time.Sleep(500 * time.Millisecond)
+	if r := do(t, "POST", base+"/api/set", strings.NewReader(`"from the app"`), nil); r.status != 200 || !strings.Contains(r.body, `"sum":3`) {
+		t.Errorf("POST /api/set during an execution: %d %s", r.status, r.body)
+	}
+	o := <-done
+	if o.err != nil || o.r.Error != nil {
+		t.Fatalf("the execution waiting for the flag: %v %v", o.err, o.r.Error)
+	}
+	if got := string(o.r.Output); got != `{"set":true,"by":"from the app"}` {
+		t.Errorf("the execution saw %s; want the flag set by the request while it ran", got)
+	}
+
+	// The handler's files are the next execution's; its print is no one's.
+	if r := do(t, "GET", base+"/api/write?text=hello", nil, nil); r.status != 200 || r.body != `"written"` {
+		t.Errorf("GET /api/write: %d %s", r.status, r.body)
+	}
+	r, err := sb.Execute(t.Context(), "open('from_api.txt').read()")
+	if err != nil || r.Error != nil {
+		t.Fatalf("%v %v", err, r.Error)
+	}
+	if string(r.Output) != `"hello"` || !slices.Contains(r.Files, "/workspace/from_api.txt") {
+		t.Errorf("after the handler wrote a file: output %s, files %v; want the file reported", r.Output, r.Files)
+	}
+	if strings.Contains(r.Stdout, "printed by a handler") {
+		t.Errorf("the next execution's stdout has the handler's print: %q", r.Stdout)
+	}
+
+	// A handler that awaits past the timeout: 500 naming it, the sandbox
+	// and its state kept.
+	start := time.Now()
+	if r := do(t, "GET", base+"/api/slow", nil, nil); r.status != 500 || !strings.Contains(r.body, "timed out after 8s") {
+		t.Errorf("GET /api/slow: %d %s", r.status, r.body)
+	}
+	if d := time.Since(start); d > 60*time.Second {
+		t.Errorf("the slow handler was answered after %s", d)
+	}
+	r, err = sb.Execute(t.Context(), "flag['by']")
+	if err != nil || r.Error != nil || string(r.Output) != `"from the app"` || r.Note != "" {
+		t.Errorf("after a handler timed out: %v %+v", err, r)
+	}
+}
