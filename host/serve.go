@@ -21,6 +21,11 @@ type ServeConfig struct {
 	// MaxUploadMB bounds one upload (POST /_upload) and one /api body, in
 	// MiB; 0: 32.
 	MaxUploadMB int `koanf:"max_upload_mb" want:"a whole number of MiB, 0 or more"`
+	// PortTries: when Addr's port is taken, the next ports are tried, this
+	// many in all (0 or 1: Addr's only). The MCP server's HTTP transport
+	// sets it, so that each session's sandbox serves on a port of its own,
+	// from Addr's up.
+	PortTries int `koanf:"-"`
 }
 
 // validate checks the serve block.
@@ -52,7 +57,7 @@ func (s *Sandbox) startServe(workspace, files string) error {
 	}
 	srv, err := serve.Listen(serve.Options{
 		Addr: c.Addr, Token: c.Token, Workspace: workspace, Files: files,
-		MaxUpload: int64(c.MaxUploadMB) << 20, API: s, Assets: assets, Logger: s.log,
+		MaxUpload: int64(c.MaxUploadMB) << 20, PortTries: c.PortTries, API: s, Assets: assets, Logger: s.log,
 	})
 	if err != nil {
 		return &ConfigError{&KeyError{Key: "serve.addr", Message: err.Error()}}

@@ -112,6 +112,14 @@ func (s *Server) boot(ctx context.Context, perSession bool) (*box, error) {
 		b.dir = filepath.Join(cfg.OutputDir, sessionDirPrefix+rand.Text()[:12])
 		cfg.OutputDir = b.dir
 	}
+	if perSession && cfg.Serve != nil {
+		// Each session's sandbox serves its app on a port of its own (its
+		// own origin, so that one session's pages cannot reach another's):
+		// the configured port when free, else the next free one.
+		sc := *cfg.Serve
+		sc.PortTries = max(100, s.opts.Settings.MaxSessions+s.opts.Settings.PoolSize+1)
+		cfg.Serve = &sc
+	}
 	sb, err := host.New(ctx, cfg)
 	if err != nil {
 		return nil, err
