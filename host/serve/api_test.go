@@ -10,14 +10,23 @@ import (
 	"github.com/parselbox/parselbox/internal/testenv"
 )
 
+// gate is a tool that waits until the test opens it.
+type gate struct{ open chan struct{} }
+
+func (g gate) Wait() string {
+	<-g.open
+	return "opened"
+}
+
 // An /api request is the sandbox protocol's api method, not an execution:
 // it runs while an execution waits, has a timeout of its own, and the files
 // its handler writes are reported by the next execution.
 func TestServeAPIMethod(t *testing.T) {
 	t.Parallel()
+	g := gate{make(chan struct{})}
 	sb, err := host.New(t.Context(), host.Config{
 		RuntimeDir: testenv.Runtime(t).Dir, CacheDir: testenv.CacheDir(t), Logger: testenv.Logger(t),
-		Context: map[string]any{"calc": calc{}}, Timeout: 8 * time.Second,
+		Context: map[string]any{"calc": calc{}, "gate": g}, Timeout: 8 * time.Second,
 		Serve: &host.ServeConfig{Addr: "127.0.0.1:0"},
 	})
 	if err != nil {
@@ -74,6 +83,22 @@ flag`)
 		t.Errorf("the execution saw %s; want the flag set by the request while it ran", got)
 	}
 
+	// While an execution waits in a (synchronous) tool call, a handler
+	// runs and makes one of its own.
+	go func() {
+		r, err := sb.Execute(t.Context(), `[gate.wait(), flag["by"]]`)
+		done <- out{r, err}
+	}()
+	time.Sleep(500 * time.Millisecond)
+	if r := do(t, "POST", base+"/api/set", strings.NewReader(`"during a tool call"`), nil); r.status != 200 || !strings.Contains(r.body, `"sum":3`) {
+		t.Errorf("POST /api/set during a tool call: %d %s", r.status, r.body)
+	}
+	close(g.open)
+	o = <-done
+	if o.err != nil || o.r.Error != nil || string(o.r.Output) != `["opened","during a tool call"]` {
+		t.Errorf("the execution in a tool call: %v %+v", o.err, o.r)
+	}
+
 	// The handler's files are the next execution's; its print is no one's.
 	if r := do(t, "GET", base+"/api/write?text=hello", nil, nil); r.status != 200 || r.body != `"written"` {
 		t.Errorf("GET /api/write: %d %s", r.status, r.body)
@@ -99,7 +124,7 @@ flag`)
 		t.Errorf("the slow handler was answered after %s", d)
 	}
 	r, err = sb.Execute(t.Context(), "flag['by']")
-	if err != nil || r.Error != nil || string(r.Output) != `"from the app"` || r.Note != "" {
+	if err != nil || r.Error != nil || string(r.Output) != `"during a tool call"` || r.Note != "" {
 		t.Errorf("after a handler timed out: %v %+v", err, r)
 	}
 }
