@@ -88,7 +88,9 @@ func (s *Sandbox) ServeOrigins() []string {
 // sandbox protocol's api method, not an execution. It runs beside the
 // execution running (if any), with the execution timeout of its own; it
 // is neither counted nor audited as an execution, but the hooks and the
-// audit trail see the tool calls it makes. The files the handler writes
+// audit trail see the tool calls it makes (while an execution runs, as
+// that execution's: which task made a call is the guest's word, which
+// the router does not take). The files the handler writes
 // are reported by the execution running or by the next one.
 func (s *Sandbox) API(ctx context.Context, req *serve.Request) (int, json.RawMessage, error) {
 	reqJSON, err := json.Marshal(req)
