@@ -52,6 +52,11 @@ def write(params):
 @api.get("/slow")
 async def slow(params):
     await asyncio.sleep(3600)
+
+@api.get("/spin")
+def spin(params):
+    while True:
+        pass
 `)
 
 	// While an execution waits for the flag, a request sets it: the two
@@ -126,5 +131,15 @@ flag`)
 	r, err = sb.Execute(t.Context(), "flag['by']")
 	if err != nil || r.Error != nil || string(r.Output) != `"during a tool call"` || r.Note != "" {
 		t.Errorf("after a handler timed out: %v %+v", err, r)
+	}
+
+	// A handler that never yields is interrupted by the watchdog, as any
+	// callback between executions is: 500, the sandbox and its state kept.
+	if r := do(t, "GET", base+"/api/spin", nil, nil); r.status != 500 || !(strings.Contains(r.body, "KeyboardInterrupt") || strings.Contains(r.body, "timed out after 8s")) {
+		t.Errorf("GET /api/spin: %d %s", r.status, r.body)
+	}
+	r, err = sb.Execute(t.Context(), "flag['set']")
+	if err != nil || r.Error != nil || string(r.Output) != "true" {
+		t.Errorf("after a handler spun: %v %+v", err, r)
 	}
 }
