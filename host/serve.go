@@ -13,7 +13,8 @@ import (
 // serve block of a configuration file, --serve on the command line.
 type ServeConfig struct {
 	// Addr is host:port to listen on; default 127.0.0.1:8000. Port 0 picks
-	// a free one (each sandbox its own).
+	// a free one. With the MCP server's HTTP transport, each session's
+	// sandbox takes this port if free, else the next free one.
 	Addr string `koanf:"addr"`
 	// Token is required of every request when Addr is beyond loopback (at
 	// least 16 characters); on loopback, pages of other origins need it.
