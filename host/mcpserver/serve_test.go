@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -54,12 +55,14 @@ func TestHTTPServePerSession(t *testing.T) {
 	endpoint := startHTTP(t, srv)
 	var apps [2]string
 	var keys [2]string
+	var sessions [2]*mcp.ClientSession
 	for i, name := range []string{"a", "b"} {
 		c, _ := newClient(nil)
 		cs, err := connectHTTP(t, endpoint, "", c)
 		if err != nil {
 			t.Fatalf("session %s: %v", name, err)
 		}
+		sessions[i] = cs
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: ToolName, Arguments: map[string]any{"code": `
 open("index.html", "w").write("<p>page of ` + name + `</p>")
 open("only_` + name + `.txt", "w").write("` + name + `")
@@ -129,6 +132,29 @@ display("<b>view of ` + name + `</b>")
 		}
 		if st, body := fetchApp(t, app+"/api/who", map[string]string{"Origin": "null", "X-Parselbox-Token": keys[i]}); st != 200 {
 			t.Errorf("%s's route from a view with its key: %d %s", name, st, body)
+		}
+	}
+
+	// The port of a session that ended is not the next session's: a page
+	// of it left open must not meet another session's app.
+	sessions[0].Close()
+	waitFor(t, 2*time.Minute, "the end of session a", func() bool { return srv.SessionCount() == 1 })
+	hostport := strings.TrimPrefix(a, "http://")
+	waitFor(t, 2*time.Minute, "the port of session a to close", func() bool {
+		c, err := net.Dial("tcp", hostport)
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	})
+	for _, name := range []string{"c", "d"} {
+		c, _ := newClient(nil)
+		cs, err := connectHTTP(t, endpoint, "", c)
+		if err != nil {
+			t.Fatalf("session %s: %v", name, err)
+		}
+		if r := run(t, cs, "1"); r.App == "" || r.App == a {
+			t.Errorf("session %s is served at %q (session a was at %s)", name, r.App, a)
 		}
 	}
 }
