@@ -1,12 +1,16 @@
 package serve_test
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/host/serve"
 	"github.com/parselbox/parselbox/internal/testenv"
 )
 
@@ -52,6 +56,18 @@ def write(params):
 @api.get("/slow")
 async def slow(params):
     await asyncio.sleep(3600)
+
+load = {"now": 0, "max": 0}
+
+@api.get("/busy")
+async def busy(params):
+    load["now"] += 1
+    load["max"] = max(load["max"], load["now"])
+    try:
+        await asyncio.sleep(0.2)
+    finally:
+        load["now"] -= 1
+    return "done"
 
 @api.get("/spin")
 def spin(params):
@@ -141,5 +157,27 @@ flag`)
 	r, err = sb.Execute(t.Context(), "flag['set']")
 	if err != nil || r.Error != nil || string(r.Output) != "true" {
 		t.Errorf("after a handler spun: %v %+v", err, r)
+	}
+
+	// Many requests at once: all answered, at most MaxConcurrentAPI of
+	// them in the sandbox at a time.
+	var wg sync.WaitGroup
+	var failed atomic.Int32
+	for range 3 * serve.MaxConcurrentAPI {
+		wg.Go(func() {
+			if r := do(t, "GET", base+"/api/busy", nil, nil); r.status != 200 {
+				failed.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	r, err = sb.Execute(t.Context(), "load")
+	if err != nil || r.Error != nil || failed.Load() != 0 {
+		t.Fatalf("%d requests failed; %v %+v", failed.Load(), err, r)
+	}
+	var load struct{ Now, Max int }
+	json.Unmarshal(r.Output, &load)
+	if load.Now != 0 || load.Max < 2 || load.Max > serve.MaxConcurrentAPI {
+		t.Errorf("requests in the sandbox at once: %s; want 2 to %d", r.Output, serve.MaxConcurrentAPI)
 	}
 }

@@ -30,6 +30,10 @@ const DefaultAddr = "127.0.0.1:8000"
 // DefaultMaxUpload bounds one POST /_upload.
 const DefaultMaxUpload = 32 << 20
 
+// MaxConcurrentAPI bounds the /api requests one server has in the
+// sandbox at once (each holds a task there); more wait for a slot.
+const MaxConcurrentAPI = 16
+
 // TokenHeader carries the token (window.pbx sends it).
 const TokenHeader = "X-Parselbox-Token"
 
@@ -78,6 +82,7 @@ type Server struct {
 	ln        net.Listener
 	url       string
 	live      *live
+	slots     chan struct{} // of the /api requests in the sandbox
 }
 
 // IsLoopback reports whether host (a name or an address) is this machine only.
@@ -121,7 +126,8 @@ func Listen(o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}
-	s := &Server{o: o, log: o.Logger.Named("serve"), key: rand.Text(), token: strings.TrimSpace(o.Token)}
+	s := &Server{o: o, log: o.Logger.Named("serve"), key: rand.Text(), token: strings.TrimSpace(o.Token),
+		slots: make(chan struct{}, MaxConcurrentAPI)}
 	host, _, _ := net.SplitHostPort(o.Addr)
 	s.loopback = IsLoopback(host)
 	var err error
@@ -351,6 +357,13 @@ func (s *Server) apiRequest(w http.ResponseWriter, r *http.Request) {
 func (s *Server) api(w http.ResponseWriter, r *http.Request, req *Request) {
 	if s.o.API == nil {
 		errorJSON(w, http.StatusNotFound, "No handler for "+req.Method+" "+req.Path)
+		return
+	}
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	case <-r.Context().Done():
+		errorJSON(w, http.StatusServiceUnavailable, "gave up waiting for the sandbox")
 		return
 	}
 	status, body, err := s.o.API.API(r.Context(), req)
