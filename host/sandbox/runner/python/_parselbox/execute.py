@@ -7,7 +7,9 @@ held to limits by the watchdog (see watchdog.ts): a callback that blocks
 the event loop is interrupted, and then everything the guest left running
 is cancelled (cancel_background); so is it when an execution is
 interrupted (it timed out). Tool tasks (ns.tool.task()) are not the
-guest's code: they run on the host and outlive executions, always.
+guest's code: they run on the host and outlive executions, always; nor are
+the tasks of the app's api requests (module api), which have a timeout of
+their own.
 """
 
 import asyncio
@@ -18,6 +20,7 @@ import weakref
 from pyodide.code import eval_code_async
 
 from . import FILENAME, MAIN, on_configure
+from .api import tasks as api_tasks
 from .hostcall import tool_futures
 from .output import error, to_json
 
@@ -100,7 +103,7 @@ def cancel_background():
             n += 1
     _handles.clear()
     for t in asyncio.all_tasks(asyncio.get_event_loop()):
-        if t is _state.current or t in tool_futures or t.done():
+        if t is _state.current or t in tool_futures or t in api_tasks or t.done():
             continue
         t.cancel()
         n += 1
