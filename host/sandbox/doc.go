@@ -52,6 +52,13 @@
 // thread), {method: "interrupt", params: {id}}, because Python may keep
 // the runner's main thread busy.
 //
+// Every line the runner writes starts with the channel key: 128 random
+// bits, in hex, that the host makes for each process and sends in init.
+// Guest JS runs in the runner's process and can write to its stdout too
+// (node:fs on file descriptor 1, a Worker of its own); it never learns the
+// key (runner/channel.ts says how), and a line without the key is logged
+// as guest text under "sandbox.guest", never read as a message.
+//
 // One encoding per hop, and nothing trusted that the guest could write:
 // every line the runner writes is JSON.stringify of a structure it built
 // from parsed values (Python's values are converted, never written as

@@ -21,7 +21,7 @@
 //     which it would keep in memory for nothing).
 
 import { createRequire } from "node:module";
-import { channel } from "./channel.ts";
+import type { Channel } from "./channel.ts";
 import type { HostFS } from "./hostfs.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -35,12 +35,12 @@ export interface RuntimePaths {
   cacheDir?: string; // DENO_DIR's parent: the host's cache directory
 }
 
-export function lockdown(py: Any, fs: HostFS, paths: RuntimePaths): void {
+export function lockdown(py: Any, fs: HostFS, paths: RuntimePaths, channel: Channel): void {
   hideStackPaths(fs, paths);
   closeFileSystems(py);
   closeProcesses();
   scrubConfig(py, paths);
-  revoke(fs, paths);
+  revoke(fs, paths, channel);
 }
 
 function hideStackPaths(fs: HostFS, p: RuntimePaths): void {
@@ -166,7 +166,7 @@ export function readableRuntime(p: RuntimePaths): string[] {
   return runtimePaths(p).filter((path) => Deno.permissions.querySync({ name: "read", path }).state === "granted");
 }
 
-function revoke(fs: HostFS, p: RuntimePaths): void {
+function revoke(fs: HostFS, p: RuntimePaths, channel: Channel): void {
   const paths = runtimePaths(p);
   const within = (a: string, b: string) => a === b || a.startsWith(b + "/");
   for (const path of paths) {
