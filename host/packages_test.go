@@ -170,3 +170,47 @@ func TestPackagesInstallNoticed(t *testing.T) {
 		t.Errorf("nothing said about the slow install: %q", said)
 	}
 }
+
+// micropip comes from the package index like any package, and keeps working
+// for code that calls it: with the network granted to an index, it
+// installs from there, dependencies included; without, it fails saying the
+// address is not allowed.
+func TestMicropip(t *testing.T) {
+	t.Parallel()
+	ix := pkgtest.NewIndex(t, append(pkgtest.Fixtures(), pkgtest.Micropip())...)
+	u, err := url.Parse(ix.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	simple := strings.TrimSuffix(ix.SimpleURL(), "/") // as micropip's default is written
+	cfg := host.Config{Packages: []string{"micropip"}, PackageIndex: ix.PyodideURL(), PackageDir: t.TempDir(), AllowNet: []string{u.Host}}
+	sb := newSandbox(t, cfg)
+	// micropip keeps JS objects, which a memory snapshot cannot hold: it is
+	// left out of the package set's snapshot, which still boots.
+	if info, err := sb.Info(t.Context()); err != nil || !info.Snapshot {
+		t.Errorf("booted from a snapshot: %v, %v", info, err)
+	}
+	got := value(t, exec(t, sb, fmt.Sprintf(`import micropip
+await micropip.install("alphapkg", index_urls=[%q])
+import alphapkg
+[micropip.__version__, alphapkg.GREETING, sorted(p for p in micropip.list() if p.endswith("pkg"))]`, simple)))
+	if fmt.Sprint(got) != "[0.11.1 alpha+beta [alphapkg betapkg]]" {
+		t.Errorf("got %v", got)
+	}
+	for _, want := range []string{"/simple/alphapkg/", "/files/alphapkg-1.0-py3-none-any.whl", "/simple/betapkg/", "/files/betapkg-1.0-py3-none-any.whl"} {
+		if !slices.Contains(ix.Requests(), want) {
+			t.Errorf("micropip did not ask the index for %s: %q", want, ix.Requests())
+		}
+	}
+
+	cfg.AllowNet = nil
+	off := newSandbox(t, cfg)
+	e := raised(t, exec(t, off, fmt.Sprintf(`import micropip
+await micropip.install("gammadata", index_urls=[%q])`, simple)), "")
+	if want := "(during this execution, network access to " + u.Host + " was refused: it is not allowed in the sandbox by the host's network rules)"; !strings.HasSuffix(e.Message, want) {
+		t.Errorf("micropip without the network: %s: %s", e.Type, e.Message)
+	}
+	if slices.Contains(ix.Requests(), "/simple/gammadata/") {
+		t.Errorf("the sandbox reached the index without the network: %q", ix.Requests())
+	}
+}

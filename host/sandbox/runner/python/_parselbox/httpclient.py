@@ -7,7 +7,9 @@ is asked for, and hands http.client's own HTTPResponse the answer to parse.
 
 An address the rules do not allow raises PermissionError (urllib wraps it
 in URLError) saying so; a refused connection ConnectionRefusedError; a
-timeout TimeoutError; an interrupt KeyboardInterrupt.
+timeout TimeoutError; an interrupt KeyboardInterrupt. When code fails after
+any fetch was refused (micropip, say, which reports only that it found
+nothing), the execution's error names the refused address.
 """
 
 import errno
@@ -152,8 +154,37 @@ if hasattr(http.client, "HTTPSConnection"):
     _classes["HTTPSConnection"] = HTTPSConnection
 
 
+def _denied():
+    """The addresses a fetch was refused since the last call."""
+    try:
+        return [str(a) for a in _js().denied()]
+    except Exception:
+        return []
+
+
+def _noting_denials(run):
+    async def run_noting_denials(code):
+        _denied()
+        output, err = await run(code)
+        if err is not None:
+            addresses = _denied()
+            if addresses and "not allowed" not in err.get("message", ""):
+                err["message"] += (
+                    f" (during this execution, network access to {', '.join(addresses)} was refused: "
+                    "it is not allowed in the sandbox by the host's network rules)"
+                )
+        return output, err
+
+    return run_noting_denials
+
+
 def prepare():
     for name, cls in _classes.items():
         cls.__module__ = "http.client"
         cls.__qualname__ = name
         setattr(http.client, name, cls)
+    # A library may hide a refused fetch behind its own error (micropip's
+    # "Can't fetch metadata"): the execution's error names the address.
+    from . import execute
+
+    execute.run = _noting_denials(execute.run)
