@@ -1,8 +1,10 @@
 package host_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -212,5 +214,133 @@ await micropip.install("gammadata", index_urls=[%q])`, simple)), "")
 	}
 	if slices.Contains(ix.Requests(), "/simple/gammadata/") {
 		t.Errorf("the sandbox reached the index without the network: %q", ix.Requests())
+	}
+}
+
+// httpLibraries are requests and httpx with their dependencies, as wheels
+// built from Debian's python3-requests and python3-httpx (make pyclients
+// installs them); nil when they are not installed.
+func httpLibraries(t *testing.T) []pkgtest.Package {
+	t.Helper()
+	var out []pkgtest.Package
+	for _, p := range []struct {
+		module, name string
+		requires     []string
+	}{
+		{"requests", "requests", []string{"urllib3", "idna", "certifi", "charset-normalizer"}},
+		{"urllib3", "urllib3", []string{"six"}}, // Debian's urllib3 does not vendor six
+		{"six", "six", nil},
+		{"idna", "idna", nil},
+		{"certifi", "certifi", nil},
+		{"charset_normalizer", "charset-normalizer", nil},
+		{"httpx", "httpx", []string{"httpcore", "rfc3986", "sniffio", "certifi"}},
+		{"httpcore", "httpcore", []string{"h11", "anyio", "sniffio", "certifi"}},
+		{"h11", "h11", nil},
+		{"anyio", "anyio", []string{"idna", "sniffio"}},
+		{"sniffio", "sniffio", nil},
+		{"rfc3986", "rfc3986", []string{"idna"}},
+	} {
+		pkg, err := pkgtest.FromDistPackages(pkgtest.DistPackages, p.module, p.name, p.requires...)
+		if err != nil {
+			testenv.Missing(t, requirePyClients, "requests and httpx are not installed (make pyclients installs Debian's python3-requests and python3-httpx): %v", err)
+			return nil
+		}
+		out = append(out, pkg)
+	}
+	return out
+}
+
+// requirePyClients, when set (make test sets it where make pyclients could
+// install them), makes a missing requests or httpx a failure, not a skip.
+const requirePyClients = "PARSELBOX_REQUIRE_PYCLIENTS"
+
+// requests and httpx, installed as packages, work in the sandbox through
+// fetch, synchronously (and httpx's async client awaited), under exactly
+// the network rules: an allowed address answers; another fails saying it
+// is not allowed, and is not reached.
+func TestHTTPLibraries(t *testing.T) {
+	t.Parallel()
+	libs := httpLibraries(t)
+	ix := pkgtest.NewIndex(t, libs...)
+	var mu sync.Mutex
+	var seen []string
+	echo := func(name string) *httptest.Server {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			mu.Lock()
+			seen = append(seen, name+" "+r.Method+" "+r.URL.RequestURI())
+			mu.Unlock()
+			if r.URL.Path == "/redirect" {
+				http.Redirect(w, r, "/echo?from=redirect", http.StatusFound)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]string{"method": r.Method, "uri": r.URL.RequestURI(), "body": string(body), "x": r.Header.Get("X-Test")})
+		}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	allowed, denied := echo("allowed"), echo("denied")
+	sb := newSandbox(t, host.Config{
+		Packages: []string{"requests", "httpx"}, PackageIndex: ix.PyodideURL(), PackageDir: t.TempDir(),
+		AllowNet: []string{strings.TrimPrefix(allowed.URL, "http://")},
+	})
+	for _, c := range []struct{ name, code, want string }{
+		{"requests.get", `import requests
+r = requests.get(OK + "/echo", params={"a": 1}, headers={"X-Test": "yes"}, timeout=10)
+[r.status_code, r.json()]`, `[200,{"body":"","method":"GET","uri":"/echo?a=1","x":"yes"}]`},
+		{"requests.post, a session, a redirect", `import requests
+with requests.Session() as s:
+    a = s.post(OK + "/echo", json={"k": "v"}).json()
+    b = s.get(OK + "/redirect")
+[a, b.status_code, b.url.endswith("/echo?from=redirect"), b.json()["uri"]]`, `[{"body":"{\"k\": \"v\"}","method":"POST","uri":"/echo","x":""},200,true,"/echo?from=redirect"]`},
+		{"requests, a denied address", `import requests
+try:
+    requests.get(NO + "/secret")
+except requests.ConnectionError as e:
+    out = str(e)
+out`, ""},
+		{"httpx.get and post", `import httpx
+with httpx.Client() as c:
+    a = c.get(OK + "/echo", params={"a": 1}, headers={"X-Test": "yes"}).json()
+    b = c.post(OK + "/echo", content=b"hello").json()
+[a, b]`, `[{"body":"","method":"GET","uri":"/echo?a=1","x":"yes"},{"body":"hello","method":"POST","uri":"/echo","x":""}]`},
+		{"httpx.AsyncClient", `import httpx
+async with httpx.AsyncClient(follow_redirects=True) as c:
+    r = await c.get(OK + "/redirect")
+[r.status_code, r.json()["uri"]]`, `[200,"/echo?from=redirect"]`},
+		{"httpx, a denied address", `import httpx
+try:
+    httpx.get(NO + "/secret")
+except httpx.ConnectError as e:
+    out = str(e)
+out`, ""},
+	} {
+		code := fmt.Sprintf("OK, NO = %q, %q\n", allowed.URL, denied.URL) + c.code
+		got, err := json.Marshal(value(t, exec(t, sb, code)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := c.want
+		if want == "" {
+			want = `"network access to ` + strings.TrimPrefix(denied.URL, "http://") + ` is not allowed in the sandbox (the host's network rules)"`
+			if strings.Contains(c.name, "requests") {
+				if !strings.Contains(string(got), strings.Trim(want, `"`)) {
+					t.Errorf("%s: got %s, want it to say %s", c.name, got, want)
+				}
+				continue
+			}
+		}
+		if string(got) != want {
+			t.Errorf("%s: got %s, want %s", c.name, got, want)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, s := range seen {
+		if strings.HasPrefix(s, "denied ") {
+			t.Errorf("the denied server was reached: %q", seen)
+			break
+		}
 	}
 }

@@ -42,6 +42,41 @@ def _dechunk(body):
     return bytes(out)
 
 
+def _request(url, method, headers, body, timeout):
+    ms = int(timeout * 1000) if isinstance(timeout, (int, float)) and timeout > 0 else 0
+    data = to_js(bytes(body)) if body else None
+    return _js().exchange(str(url), str(method), json.dumps([[str(k), str(v)] for k, v in headers]), data, ms)
+
+
+def _answer(answer):
+    status = answer[0]
+    if status == 2:
+        raise KeyboardInterrupt
+    if status == 1:
+        kind, message = answer[1], answer[2]
+        if kind == "denied":
+            raise PermissionError(errno.EACCES, message)
+        if kind == "timeout":
+            raise TimeoutError(message)
+        if kind == "refused":
+            raise ConnectionRefusedError(errno.ECONNREFUSED, message)
+        raise OSError(errno.EIO, message)
+    return answer[1], answer[2], json.loads(answer[3]), answer[4].to_bytes()
+
+
+def send(url, method, headers, body, timeout):
+    """One request through fetch, waited for: (status, reason, [[name,
+    value]...], body). The body comes decoded (no Content-Encoding left to
+    undo). Raises PermissionError for an address the rules do not allow,
+    ConnectionRefusedError, TimeoutError, OSError, KeyboardInterrupt."""
+    return _answer(run_sync(_request(url, method, headers, body, timeout)))
+
+
+async def send_async(url, method, headers, body, timeout):
+    """send, awaited."""
+    return _answer(await _request(url, method, headers, body, timeout))
+
+
 class _Exchange:
     """What http.client takes for its socket: it collects the request and
     reads back the response fetch gave."""
@@ -93,23 +128,7 @@ class _Exchange:
         else:
             host = conn.host if ":" not in conn.host else f"[{conn.host}]"
             url = f"{conn._pbx_scheme}://{host}:{conn.port}{target}"
-        timeout = conn.timeout
-        ms = int(timeout * 1000) if isinstance(timeout, (int, float)) else 0
-        data = to_js(body) if body else None
-        answer = run_sync(_js().exchange(url, method, json.dumps(headers), data, ms))
-        status = answer[0]
-        if status == 2:
-            raise KeyboardInterrupt
-        if status == 1:
-            kind, message = answer[1], answer[2]
-            if kind == "denied":
-                raise PermissionError(errno.EACCES, message)
-            if kind == "timeout":
-                raise TimeoutError(message)
-            if kind == "refused":
-                raise ConnectionRefusedError(errno.ECONNREFUSED, message)
-            raise OSError(errno.EIO, message)
-        code, reason, rheaders, rbody = answer[1], answer[2], json.loads(answer[3]), answer[4].to_bytes()
+        code, reason, rheaders, rbody = send(url, method, headers, body, conn.timeout)
         out = [f"HTTP/1.1 {code} {reason or http.client.responses.get(code, '')}\r\n"]
         for name, value in rheaders:
             if name.lower() not in _WIRE:
