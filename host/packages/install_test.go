@@ -1,8 +1,11 @@
 package packages_test
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -243,5 +246,69 @@ func TestInstallConcurrent(t *testing.T) {
 		if n := counts["/pyodide/"+w+"-1.0-py3-none-any.whl"]; n != 1 {
 			t.Errorf("%s downloaded %d times", w, n)
 		}
+	}
+}
+
+// Separate processes installing into one directory at the same time (hosts
+// sharing a package_dir) wait for each other: each gets the same wheels,
+// each wheel downloaded once, no partial file left behind.
+func TestInstallConcurrentProcesses(t *testing.T) {
+	if dir := os.Getenv("PKGTEST_INSTALL_DIR"); dir != "" {
+		// The helper process: one install, its wheels as JSON on stdout.
+		s := &packages.Store{Dir: dir}
+		ws, err := s.Install(context.Background(), packages.Source{Index: os.Getenv("PKGTEST_INSTALL_INDEX")}, []string{"alphapkg", "gammadata"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.NewEncoder(os.Stdout).Encode(ws); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Parallel()
+	ix := pkgtest.NewIndex(t, pkgtest.Fixtures()...)
+	dir := t.TempDir()
+	outs := make([][]byte, 3)
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for i := range outs {
+		wg.Go(func() {
+			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestInstallConcurrentProcesses$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "PKGTEST_INSTALL_DIR="+dir, "PKGTEST_INSTALL_INDEX="+ix.PyodideURL())
+			outs[i], errs[i] = cmd.Output()
+		})
+	}
+	wg.Wait()
+	var first []packages.Wheel
+	for i, out := range outs {
+		if errs[i] != nil {
+			t.Fatalf("process %d: %v: %s", i, errs[i], out)
+		}
+		line, _, _ := strings.Cut(string(out), "\n")
+		var ws []packages.Wheel
+		if err := json.Unmarshal([]byte(line), &ws); err != nil {
+			t.Fatalf("process %d: %v: %s", i, err, out)
+		}
+		if i == 0 {
+			first = ws
+		} else if diff := cmp.Diff(first, ws); diff != "" {
+			t.Errorf("process %d differs (-0 +%d):\n%s", i, i, diff)
+		}
+	}
+	if diff := cmp.Diff([]string{"betapkg", "alphapkg", "gammadata"}, names(first)); diff != "" {
+		t.Errorf("wheels (-want +got):\n%s", diff)
+	}
+	counts := map[string]int{}
+	for _, r := range ix.Requests() {
+		counts[r]++
+	}
+	for _, w := range []string{"alphapkg", "betapkg", "gammadata"} {
+		if n := counts["/pyodide/"+w+"-1.0-py3-none-any.whl"]; n != 1 {
+			t.Errorf("%s downloaded %d times", w, n)
+		}
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "*", ".tmp-*"))
+	if len(left) > 0 {
+		t.Errorf("partial files left: %q", left)
 	}
 }
