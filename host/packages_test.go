@@ -80,7 +80,8 @@ func TestPackagesErrors(t *testing.T) {
 	t.Parallel()
 	ix := pkgtest.NewIndex(t, pkgtest.Fixtures()...)
 	ix.BadSum = "betapkg"
-	cfg := host.Config{Packages: []string{"alphapkg", "nosuchpkg"}, PackageIndex: ix.PyodideURL(), PackageDir: t.TempDir()}
+	// json is in the standard library: not installed, not an error.
+	cfg := host.Config{Packages: []string{"alphapkg", "nosuchpkg", "json"}, PackageIndex: ix.PyodideURL(), PackageDir: t.TempDir()}
 	cfg.RuntimeDir = testenv.Runtime(t).Dir
 	cfg.CacheDir = testenv.CacheDir(t)
 	_, err := host.New(t.Context(), cfg)
@@ -92,6 +93,9 @@ func TestPackagesErrors(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
+	}
+	if strings.Contains(err.Error(), "json") {
+		t.Errorf("error %q names json, which is in the standard library", err)
 	}
 }
 
