@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/parselbox/parselbox/host"
 	"github.com/parselbox/parselbox/host/packages/pkgtest"
 	"github.com/parselbox/parselbox/internal/testenv"
@@ -346,5 +348,48 @@ out`, ""},
 			t.Errorf("the denied server was reached: %q", seen)
 			break
 		}
+	}
+}
+
+// urllib3 2 (the one requests brings from the official distribution) has
+// an Emscripten backend of its own; the sandbox sets it aside for the same
+// fetch as http.client, so that it works under the same rules.
+func TestUrllib3v2(t *testing.T) {
+	t.Parallel()
+	ix := pkgtest.NewIndex(t, pkgtest.Urllib3())
+	var mu sync.Mutex
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.URL.RequestURI())
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]string{"uri": r.URL.RequestURI()})
+	}))
+	t.Cleanup(srv.Close)
+	denied := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { t.Errorf("the denied server was reached: %s", r.URL) }))
+	t.Cleanup(denied.Close)
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	sb := newSandbox(t, host.Config{Packages: []string{"urllib3"}, PackageIndex: ix.PyodideURL(), PackageDir: t.TempDir(), AllowNet: []string{addr}})
+	got, err := json.Marshal(value(t, exec(t, sb, fmt.Sprintf(`import urllib3
+r = urllib3.request("GET", %[1]q + "/a?x=1")
+pm = urllib3.PoolManager()
+out = [urllib3.__version__, r.status, r.json(), [pm.request("GET", %[1]q + "/b/%%d" %% i).json()["uri"] for i in range(3)]]
+try:
+    urllib3.request("GET", %[2]q + "/secret", retries=False)
+except urllib3.exceptions.HTTPError as e:
+    out.append(str(e))
+out`, srv.URL, denied.URL))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `["2.6.3",200,{"uri":"/a?x=1"},["/b/0","/b/1","/b/2"],"('Connection aborted.', PermissionError(2, \"network access to ` + strings.TrimPrefix(denied.URL, "http://") + ` is not allowed in the sandbox (the host's network rules)\"))"]`
+	if string(got) != want {
+		t.Errorf("got %s\nwant %s", got, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff([]string{"GET /a?x=1", "GET /b/0", "GET /b/1", "GET /b/2"}, seen); diff != "" {
+		t.Errorf("requests served (-want +got):\n%s", diff)
 	}
 }
