@@ -275,7 +275,7 @@ func (s *Server) newSession(pooled bool) *session {
 	return sess
 }
 
-// Run serves one MCP session over t (for example &mcp.StdioTransport{}),
+// Run serves one MCP session over t (for example Stdio(os.Stdin, os.Stdout)),
 // with a sandbox started when the client initializes, until the client
 // disconnects (nil) or ctx is done (ctx.Err()). A crash or timeout in the
 // sandbox ends neither: the sandbox restarts.
