@@ -17,7 +17,9 @@ import http.client
 import io
 import json
 
-from pyodide.ffi import run_sync, to_js
+from pyodide.ffi import to_js
+
+from .hostcall import run_sync
 
 _HOP_BY_HOP = {"host", "connection", "content-length", "transfer-encoding", "keep-alive", "proxy-connection"}
 # fetch hands the body decoded: what described the wire form goes.
