@@ -64,6 +64,12 @@ func TestInterrupt(t *testing.T) {
 		// interrupt's message reaches the runner's main thread before the
 		// finished execution's result does.
 		{"cpu loop after awaits", "import asyncio\nfor _ in range(20): await asyncio.sleep(0)\n%s\nwhile True: pass"},
+		// Awaiting asyncio: the task is cancelled. (An interrupt byte that
+		// landed in the event loop's own Python, between the code's steps,
+		// lost a callback and the execution hung.)
+		{"asyncio.sleep loop", "import asyncio\n%s\nwhile True: await asyncio.sleep(0.01)"},
+		// With work left in the background, which is cancelled.
+		{"sleep loop with a background task", "import asyncio, time\nasync def bg():\n    while True: await asyncio.sleep(0)\nasyncio.ensure_future(bg())\n%s\nwhile True: time.sleep(0.01)"},
 	} {
 		// Rounds: where the interrupt lands differs from one to the next.
 		for round := range 3 {
@@ -94,11 +100,36 @@ func TestInterrupt(t *testing.T) {
 	}
 }
 
-// Interrupts sent while no execution runs do not reach the next one.
-func TestInterruptIdle(t *testing.T) {
+// An interrupt that arrives while an execution starts (before its request
+// is sent, while it is on its way, as it begins, as its code runs) raises
+// KeyboardInterrupt in it, without a restart; interrupts sent while no
+// execution runs do not reach the next one.
+func TestInterruptAtStart(t *testing.T) {
 	t.Parallel()
 	sb := start(t, sandbox.Options{})
 	run(t, sb, "kept = 'yes'")
+	pid := sb.PID()
+	for round := range 5 {
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() { // interrupts, from before the execution until it ends
+			defer close(done)
+			for {
+				sb.Interrupt()
+				select {
+				case <-stop:
+					return
+				case <-time.After(time.Millisecond): // paced, not a clock
+				}
+			}
+		}()
+		r := runTimeout(t, sb, "while True: pass", execTimeout)
+		close(stop)
+		<-done
+		wantInterrupted(t, sb, r, pid, fmt.Sprintf("round %d", round))
+	}
+
+	// No execution runs: nothing to interrupt, and nothing kept for later.
 	for range 100 {
 		sb.Interrupt()
 	}

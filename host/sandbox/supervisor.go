@@ -561,6 +561,12 @@ func (s *Supervisor) execOn(ctx context.Context, p *process, code string, timeou
 		if out != nil {
 			p.output.Store(&outputSink{id: id, fn: out})
 		}
+		// Interrupt reaches it from now on, before it is sent too (the
+		// runner's watchdog keeps an interrupt for an execution that has
+		// not begun, which then begins with KeyboardInterrupt).
+		s.mu.Lock()
+		s.runID = id
+		s.mu.Unlock()
 	})
 	if err != nil {
 		return s.lost(p, timeout), nil
@@ -568,9 +574,6 @@ func (s *Supervisor) execOn(ctx context.Context, p *process, code string, timeou
 	if out != nil {
 		defer p.output.Store(nil)
 	}
-	s.mu.Lock()
-	s.runID = id
-	s.mu.Unlock()
 	var (
 		graceDeadline <-chan time.Time
 		done          = ctx.Done()

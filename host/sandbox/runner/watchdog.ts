@@ -2,11 +2,20 @@
 // (watchdog_worker.ts) because a CPU-bound Python loop never yields this
 // thread to the event loop.
 //
-//   - An execution's deadline: the worker raises KeyboardInterrupt at it
-//     (Pyodide's interrupt byte); if the code does not stop within the grace
-//     period, the worker reports a runaway and the host kills the process.
+//   - An execution's deadline: the worker interrupts it; if the code does
+//     not stop within the grace period, the worker reports a runaway and
+//     the host kills the process.
 //   - Interrupts requested by the host arrive on their own pipe (fd 3), read
 //     by the worker, so that they reach code that keeps this thread busy.
+//   - An interrupt is first a message to this thread, whose hooks end what
+//     the code waits in (main.ts, features/exec.ts); only if this thread
+//     does not take the message within BYTE_DELAY_MS (Python keeps it busy
+//     running bytecode) does the worker set Pyodide's interrupt byte. The
+//     byte raises KeyboardInterrupt at whatever bytecode runs next, which
+//     need not be the code's: Pyodide's event loop (a callback's prologue,
+//     a future's scheduling of its callbacks) is Python too, and a
+//     KeyboardInterrupt there loses the callback and the execution hangs.
+//     Code that keeps the thread busy is where the byte lands well.
 //   - Between executions, callbacks that Python left scheduled (asyncio
 //     tasks and handles, timers) may run, held to the same limits: one that
 //     blocks the event loop longer than the idle limit is interrupted, and
@@ -25,6 +34,7 @@ export const TICK = 1; // the main thread's heartbeat counter
 export const REASON = 2; // why the interrupt byte was set (see below)
 // LOCK = 3 is the stdout lock (channel.ts)
 export const IDLE_EPOCH = 4; // counts the interrupts of blocked callbacks
+export const ACK = 5; // this thread took the last interrupt message (1)
 export const IDLE = 0, EXEC = 1, CONDEMNED = 2, BOOTING = 3;
 // Reasons.
 export const TIMEOUT = 1, REQUESTED = 2, IDLE_LIMIT = 3;
@@ -65,8 +75,10 @@ export class Watchdog {
       w.onmessage = (e: MessageEvent) => {
         const m = e.data;
         if (m.ready) resolve();
-        else if (m.interrupt !== undefined) events.interrupt(m.interrupt, m.reason);
-        else if (m.idle) events.idleInterrupt();
+        else if (m.interrupt !== undefined) {
+          Atomics.store(this.ctl, ACK, 1); // no interrupt byte needed
+          events.interrupt(m.interrupt, m.reason);
+        } else if (m.idle) events.idleInterrupt();
         else if (m.error) reject(new Error(m.error));
       };
       w.onerror = (e) => {
@@ -91,16 +103,23 @@ export class Watchdog {
     Atomics.store(this.ctl, REASON, 0);
     Atomics.store(this.big, RUN_ID, BigInt(id));
     Atomics.store(this.big, DEADLINE, timeoutSec > 0 ? BigInt(Math.round(Date.now() + timeoutSec * 1000)) : 0n);
-    if (Atomics.compareExchange(this.ctl, STATE, IDLE, EXEC) !== IDLE) return false;
-    // An interrupt for this execution that arrived before it started.
-    if (Atomics.load(this.big, PENDING_ID) === BigInt(id)) this.raise(REQUESTED);
+    return Atomics.compareExchange(this.ctl, STATE, IDLE, EXEC) === IDLE;
+  }
+
+  /** Whether an interrupt for execution `id` arrived before it began (it
+   * starts interrupted: features/exec.ts). Call after begin. */
+  pendingFor(id: number): boolean {
+    if (Atomics.load(this.big, PENDING_ID) !== BigInt(id)) return false;
+    Atomics.store(this.ctl, REASON, REQUESTED);
     return true;
   }
 
-  /** Marks the end of the running execution. */
+  /** Marks the end of the running execution: an interrupt byte set for it
+   * and not seen is cleared (it would land in whatever runs next). */
   end(): void {
     Atomics.store(this.big, DEADLINE, 0n);
     Atomics.compareExchange(this.ctl, STATE, EXEC, IDLE);
+    this.signal[0] = 0;
     Atomics.add(this.ctl, TICK, 1);
   }
 

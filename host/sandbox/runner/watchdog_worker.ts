@@ -4,7 +4,7 @@
 
 /// <reference lib="deno.worker" />
 
-const STATE = 0, TICK = 1, REASON = 2, LOCK = 3, IDLE_EPOCH = 4;
+const STATE = 0, TICK = 1, REASON = 2, LOCK = 3, IDLE_EPOCH = 4, ACK = 5;
 const IDLE = 0, EXEC = 1, CONDEMNED = 2, BOOTING = 3;
 const TIMEOUT = 1, REQUESTED = 2, IDLE_LIMIT = 3;
 const RUN_ID = 0, PENDING_ID = 1, DEADLINE = 2;
@@ -21,6 +21,32 @@ const encoder = new TextEncoder();
 function raise(reason: number): void {
   Atomics.store(ctl, REASON, reason);
   Atomics.store(signal, 0, 2);
+}
+
+// How long the main thread has to take an interrupt message before the
+// interrupt byte is set (see watchdog.ts): it takes one within a
+// millisecond or two unless Python keeps it busy. Past it, the byte is set
+// only if the main thread's heartbeat (100 ms) stopped too: an event loop
+// that turns (slowly, on a loaded machine) takes the message, and a byte
+// would land in its Python. At most a quarter of the grace period, which
+// the byte must land well within.
+const BYTE_DELAY_MS = 250;
+let byteDue = 0; // when to set the byte, if the message was not taken (0: no)
+let byteID = -1n; // for which execution
+let byteReason = 0;
+let byteTick = 0; // the heartbeat when the message was sent
+
+// interrupt interrupts execution id (running): a message to the main
+// thread now, the byte later if the main thread does not take it.
+function interrupt(id: bigint, reason: number): void {
+  Atomics.store(ctl, REASON, reason);
+  Atomics.store(ctl, ACK, 0);
+  self.postMessage({ interrupt: Number(id), reason });
+  if (byteDue !== 0 && byteID === id) return; // one is due already: not later
+  byteDue = Date.now() + Math.min(BYTE_DELAY_MS, graceMs / 4);
+  byteID = id;
+  byteReason = reason;
+  byteTick = Atomics.load(ctl, TICK);
 }
 
 // report writes one notification to the host, under the stdout lock that
@@ -75,11 +101,23 @@ function check(): void {
       watchedID = id;
       interruptedAt = 0;
     }
+    if (byteDue !== 0 && now >= byteDue) {
+      byteDue = 0;
+      if (byteID === id && Atomics.load(ctl, ACK) === 0 && tick !== byteTick) {
+        // The event loop turns: it takes the message soon. Look again.
+        byteTick = tick;
+        byteDue = now + Math.min(BYTE_DELAY_MS, graceMs / 4);
+      } else if (byteID === id && Atomics.load(ctl, ACK) === 0) {
+        raise(byteReason);
+        // If the execution ended meanwhile (watchdog.ts end clears the byte
+        // after marking it), the byte must not land in what runs next.
+        if (Atomics.load(ctl, STATE) !== EXEC || Atomics.load(big, RUN_ID) !== id) Atomics.store(signal, 0, 0);
+      }
+    }
     const deadline = Number(Atomics.load(big, DEADLINE));
     if (interruptedAt === 0 && deadline > 0 && now >= deadline) {
-      raise(TIMEOUT);
+      interrupt(id, TIMEOUT);
       interruptedAt = now;
-      self.postMessage({ interrupt: Number(id), reason: TIMEOUT });
     } else if (interruptedAt !== 0 && now - interruptedAt > graceMs) {
       if (Atomics.compareExchange(ctl, STATE, EXEC, CONDEMNED) === EXEC) {
         report("runaway", { phase: "exec", id: Number(id) });
@@ -105,13 +143,18 @@ function onInterrupt(id: bigint): void {
   const state = Atomics.load(ctl, STATE);
   const running = Atomics.load(big, RUN_ID);
   if (state === EXEC && running === id) {
-    raise(REQUESTED);
+    interrupt(id, REQUESTED);
     if (interruptedAt === 0) interruptedAt = Date.now();
-    self.postMessage({ interrupt: Number(id), reason: REQUESTED });
-  } else if (id > running) {
-    // Not started yet: it starts interrupted (watchdog.ts begin).
+  } else if (id >= running) {
+    // Not begun yet (or ended, if it is the last one: harmless, ids only
+    // grow): it starts interrupted (watchdog.ts pendingFor). If it began
+    // meanwhile, the main thread may have looked before this: interrupt it.
     Atomics.store(big, PENDING_ID, id);
-  } // else: it has ended already
+    if (Atomics.load(ctl, STATE) === EXEC && Atomics.load(big, RUN_ID) === id) {
+      interrupt(id, REQUESTED);
+      if (interruptedAt === 0) interruptedAt = Date.now();
+    }
+  }
 }
 
 async function readInterrupts(path: string): Promise<void> {

@@ -152,6 +152,9 @@ register({
         rt.stderr.streamTo((text) => rt.channel.notify("output", { id, stream: "stderr", text }));
       }
       for (const h of rt.hooks.begin) h();
+      // An interrupt for it that came before it began (or comes before its
+      // code does): its code begins with KeyboardInterrupt.
+      execute.begin(rt.watchdog.pendingFor(id));
       let output: unknown = null;
       let error: ErrorValue | null = null;
       try {

@@ -28,6 +28,8 @@ from .output import error, to_json
 class _State:
     current = None  # the asyncio task running the current execution
     interrupted = False
+    starting = False  # run() is on its way, its code has not begun
+    interrupt_at_start = False  # interrupted before its code began
 
 
 _state = _State()
@@ -43,6 +45,9 @@ async def run(code):
     linecache.cache[FILENAME] = (len(code), None, code.splitlines(True), FILENAME)
     _state.current = asyncio.current_task()
     try:
+        _state.starting = False
+        if _state.interrupt_at_start:
+            raise KeyboardInterrupt
         value = await eval_code_async(code, MAIN, filename=FILENAME)
         ok = True
     except BaseException as e:  # KeyboardInterrupt and CancelledError included
@@ -60,7 +65,7 @@ async def run(code):
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
-            except Exception:
+            except BaseException:  # a late interrupt included
                 pass
     if ok:
         try:
@@ -68,6 +73,14 @@ async def run(code):
         except BaseException as e:
             return None, error(e)
     return None, error(value)
+
+
+def begin(interrupted):
+    """The runner is about to run an execution (run()): an interrupt from
+    now until its code begins (interrupted: one came already) makes it
+    begin with KeyboardInterrupt."""
+    _state.starting = True
+    _state.interrupt_at_start = bool(interrupted)
 
 
 def interrupt(cancel_task=True):
@@ -85,6 +98,9 @@ def interrupt(cancel_task=True):
     cancel, and the runner would wait for the result forever. The runner
     cancels what the code left once it has the result (exec.ts)."""
     task = _state.current
+    if task is None and _state.starting:
+        _state.interrupt_at_start = True
+        return True
     if task is None or task.done():
         return False
     # Suspended in run_sync with nothing left to end (what it waited for
@@ -104,19 +120,30 @@ def interrupt(cancel_task=True):
 _handles = weakref.WeakSet()
 
 
-def _is_task_step(handle):
-    # A task's own stepping: cancelled with its task, not by itself.
-    return isinstance(getattr(handle._callback, "__self__", None), asyncio.Future)
+def _is_machinery(handle):
+    """Whether a callback on the loop is its machinery, not the guest's
+    work: it must run (cancel_background leaves it)."""
+    cb = handle._callback
+    owner = getattr(cb, "__self__", None)
+    # A task's own stepping or wakeup: cancelled with its task, not by itself.
+    if isinstance(owner, asyncio.Future):
+        return True
+    # A finished future's news to the JavaScript awaiting it: how a run_sync
+    # resumes (time.sleep, a tool call) and how the runner gets an
+    # execution's result (cancelled, the execution hung), and the loop's
+    # count of what is in progress.
+    return type(cb).__name__ == "FutureDoneCallback" or (
+        getattr(cb, "__name__", None) == "_decrement_in_progress" and owner is asyncio.get_event_loop()
+    )
 
 
 def cancel_background():
     """Cancels what the guest left running between executions: its tasks
-    and callbacks, not tool tasks. Returns how many. Never while an
-    execution's task has finished and the runner has not yet got its
-    result: that is in callbacks on the loop too (see interrupt)."""
+    and callbacks, not tool tasks nor the loop's machinery (_is_machinery).
+    Returns how many."""
     n = 0
     for h in list(_handles):
-        if not h.cancelled() and not _is_task_step(h):
+        if not h.cancelled() and not _is_machinery(h):
             h.cancel()
             n += 1
     _handles.clear()
