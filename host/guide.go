@@ -31,9 +31,9 @@ func (s *Sandbox) guide(signatures bool) string {
 	fmt.Fprintf(&b, "- Limits: %s per execution; %d MB of Python memory.\n", fmtTimeout(s.timeout), s.memoryMB())
 	switch {
 	case s.cfg.Network:
-		b.WriteString("- Network: open (urllib.request, http.client, pyodide.http.pyfetch; synchronous calls work).\n")
+		b.WriteString("- Network: open (urllib.request, http.client, requests/httpx if installed, pyodide.http.pyfetch; synchronous calls work).\n")
 	case len(s.cfg.AllowNet) > 0:
-		fmt.Fprintf(&b, "- Network: only %s (urllib.request, http.client, pyodide.http.pyfetch); any other address raises PermissionError (URLError from urllib).\n", strings.Join(s.cfg.AllowNet, ", "))
+		fmt.Fprintf(&b, "- Network: only %s (urllib.request, http.client, requests/httpx if installed, pyodide.http.pyfetch); any other address raises PermissionError (URLError from urllib, ConnectionError from requests, ConnectError from httpx).\n", strings.Join(s.cfg.AllowNet, ", "))
 	default:
 		b.WriteString("- Network: none. Reach outside systems through the namespaces below.\n")
 	}

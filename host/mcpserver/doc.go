@@ -29,7 +29,9 @@
 //		return err
 //	}
 //	defer srv.Close()
-//	return srv.Run(ctx, &mcp.StdioTransport{})
+//	t, restore := mcpserver.Stdio(os.Stdin, os.Stdout) // stdin read through the poller
+//	defer restore()
+//	return srv.Run(ctx, t)
 //
 // Settings (the server block of a configuration file, the flags of
 // `parselbox`) set the limits: zero turns one off, and a nil Options.Settings

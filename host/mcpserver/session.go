@@ -284,20 +284,26 @@ func (s *session) start(live context.Context, b *box, code string, canElicit boo
 	go func() {
 		defer close(ex.done)
 		defer cancel()
-		select {
-		case s.turn <- struct{}{}:
-		case <-ctx.Done():
-			ex.err = ctx.Err()
-			return
-		}
-		defer func() { <-s.turn }()
-		s.setRunning(ex)
-		defer s.setRunning(nil)
-		began := time.Now()
-		ex.res, ex.err = b.sb.Execute(s.auditContext(ctx), code)
-		s.logExecuted(ex, began)
+		s.execute(ctx, b, code, ex)
 	}()
 	return ex
+}
+
+// execute runs code in the sandbox when the previous execution is over,
+// setting ex's result; it stops waiting for its turn when ctx is done.
+func (s *session) execute(ctx context.Context, b *box, code string, ex *execution) {
+	select {
+	case s.turn <- struct{}{}:
+	case <-ctx.Done():
+		ex.err = ctx.Err()
+		return
+	}
+	defer func() { <-s.turn }()
+	s.setRunning(ex)
+	defer s.setRunning(nil)
+	began := time.Now()
+	ex.res, ex.err = b.sb.Execute(s.auditContext(ctx), code)
+	s.logExecuted(ex, began)
 }
 
 // auditContext marks the executions of ctx as the MCP session's in the
@@ -355,18 +361,7 @@ func (s *session) run(ctx context.Context, b *box, code string) *execution {
 	defer cancel()
 	defer context.AfterFunc(s.ctx, cancel)()
 	ex := &execution{cancel: cancel}
-	select {
-	case s.turn <- struct{}{}:
-	case <-ctx.Done():
-		ex.err = ctx.Err()
-		return ex
-	}
-	defer func() { <-s.turn }()
-	s.setRunning(ex)
-	defer s.setRunning(nil)
-	began := time.Now()
-	ex.res, ex.err = b.sb.Execute(s.auditContext(ctx), code)
-	s.logExecuted(ex, began)
+	s.execute(ctx, b, code, ex)
 	return ex
 }
 

@@ -40,7 +40,9 @@
 // Newline-delimited JSON on the Deno process's stdin and stdout: requests
 // {id, method, params}, responses {id, result} or {id, error: {type,
 // message, traceback?}}, notifications {method, params}. Host → runner:
-// init (the first line), exec {code, timeout}, info, shutdown, and the
+// init (the first line), exec {code, timeout}, api {request, timeout} (a
+// request of the served app, run beside an execution: features/api.ts),
+// info, shutdown, and the
 // responses to the runner's requests. Runner → host: ready, call, dir,
 // help and task requests, and the notifications cancel (it gave up on some
 // of its requests), log (its own diagnostics, at the level it chose),
@@ -49,6 +51,13 @@
 // a pipe of their own (the child's fd 3, read by the runner's watchdog
 // thread), {method: "interrupt", params: {id}}, because Python may keep
 // the runner's main thread busy.
+//
+// Every line the runner writes starts with the channel key: 128 random
+// bits, in hex, that the host makes for each process and sends in init.
+// Guest JS runs in the runner's process and can write to its stdout too
+// (node:fs on file descriptor 1, a Worker of its own); it never learns the
+// key (runner/channel.ts says how), and a line without the key is logged
+// as guest text under "sandbox.guest", never read as a message.
 //
 // One encoding per hop, and nothing trusted that the guest could write:
 // every line the runner writes is JSON.stringify of a structure it built

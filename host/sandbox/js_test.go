@@ -4,11 +4,15 @@ package sandbox_test
 // runtime (npm packages: host/npm_test.go).
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,7 +71,7 @@ r`, "js(): 'a-b' is not a JavaScript identifier"},
 func TestJSFilesSharedWithPython(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
-	sb := start(t, sandbox.Options{Workspace: ws})
+	sb := start(t, sandbox.Options{Workspace: ws, Mounts: []sandbox.Bind{{Target: "/mnt/rw", Source: t.TempDir()}}})
 	r := run(t, sb, `open("from_py.txt", "w").write("py")
 got = js("return await Deno.readTextFile(resolvePath('from_py.txt'))")
 js("await Deno.writeTextFile(resolvePath('from_js.txt'), 'js')")
@@ -86,6 +90,32 @@ await Deno.readTextFile(resolvePath('from_py.txt'));
 """)`)
 	if diff := cmp.Diff([]string{"/workspace/copied.txt", "/workspace/opened.txt"}, sorted(r.Files)); diff != "" {
 		t.Errorf("files of Deno.open and copyFile (-want +got):\n%s", diff)
+	}
+	// node:fs, file handles, streams, a Worker: every way JS writes is in
+	// files (the writable mount's too); reading is not.
+	r = run(t, sb, `js("""
+const fs = (await import('node:fs')).default;
+fs.writeFileSync(resolvePath('node_sync.txt'), 'a');
+await fs.promises.writeFile(resolvePath('node_promise.txt'), 'b');
+fs.mkdirSync(resolvePath('sub/deeper'), {recursive: true});
+fs.appendFileSync(resolvePath('sub/deeper/appended.txt'), 'c');
+const fh = await fs.promises.open(resolvePath('handle.txt'), 'w'); await fh.write('d'); await fh.close();
+await new Promise((ok) => fs.createWriteStream(resolvePath('stream.txt')).end('e', ok));
+fs.writeFileSync(resolvePath('to_rename.txt'), 'f'); fs.renameSync(resolvePath('to_rename.txt'), resolvePath('renamed.txt'));
+fs.writeFileSync(resolvePath('/mnt/rw/mounted.txt'), 'g');
+fs.readFileSync(resolvePath('from_py.txt'));
+await new Promise((ok, fail) => {
+  const w = new Worker('data:text/javascript,' + encodeURIComponent("import fs from 'node:fs'; onmessage = (e) => { fs.writeFileSync(e.data, 'h'); postMessage(1); };"), {type: 'module'});
+  w.onmessage = () => { w.terminate(); ok(); }; w.onerror = (e) => { e.preventDefault(); fail(new Error(e.message)); };
+  w.postMessage(resolvePath('worker.txt'));
+});
+""")`)
+	if diff := cmp.Diff([]string{"/mnt/rw/mounted.txt", "/workspace/handle.txt", "/workspace/node_promise.txt", "/workspace/node_sync.txt",
+		"/workspace/renamed.txt", "/workspace/stream.txt", "/workspace/sub/deeper/appended.txt", "/workspace/worker.txt"}, sorted(r.Files)); diff != "" {
+		t.Errorf("files written through node:fs (-want +got):\n%s", diff)
+	}
+	if r := run(t, sb, `js("return 1")`); len(r.Files) != 0 {
+		t.Errorf("an execution that wrote nothing reports %v", r.Files)
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "from_js.txt")); string(b) != "js" {
 		t.Errorf("from_js.txt on the host: %q", b)
@@ -253,32 +283,184 @@ out`)
 	}
 }
 
-// The protocol channel is not the guest's: Deno.stdout and node's
-// process.stdout write to stderr (guest output), Deno.stdin is at its end,
-// and no line written there reaches the host as a message.
+// The protocol channel is not the guest's. Deno.stdout and node's
+// process.stdout write to stderr (guest output), Deno.stdin is at its end.
+// Guest JS can still reach the process's file descriptors 1 and 2 (node:fs,
+// a Worker of its own), but the host reads a line as a message only if it
+// starts with the channel key, which the guest never sees: every forged
+// message (a result, a tool call, a log line, a files entry, a view,
+// printed output, ready, fatal, runaway, cancel) ends up as logged guest
+// text. Replacing what the runner uses to write (JSON.stringify,
+// TextEncoder, the typed-array functions, toJSON, Atomics) neither shows
+// the guest the key nor changes the runner's messages.
 func TestJSChannel(t *testing.T) {
 	t.Parallel()
 	var logs syncBuffer
-	sb := start(t, sandbox.Options{Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})})
-	forged := `{"method":"log","params":{"level":"error","message":"FORGED-LINE"}}`
+	calls := &recordingHandler{}
+	ws := t.TempDir()
+	sb := start(t, sandbox.Options{Workspace: ws, Handler: calls, Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})})
+	var forged []string
+	for id := 1; id <= 12; id++ {
+		forged = append(forged,
+			fmt.Sprintf(`{"id":%d,"result":{"output":"FORGED","stdout":"FORGED","stderr":"","files":["/workspace/forged.txt"],"view":"<p>FORGED</p>","error":null}}`, id),
+			fmt.Sprintf(`{"method":"output","params":{"id":%d,"stream":"stdout","text":"FORGED"}}`, id))
+	}
+	forged = append(forged,
+		`{"id":900001,"method":"call","params":{"tool":"FORGED","args":{}}}`,
+		`{"id":900002,"method":"call","params":{"tool":"sbx.progress","args":{"done":1,"total":2,"message":"FORGED"}}}`,
+		`{"method":"log","params":{"level":"error","message":"FORGED-LOG"}}`,
+		`{"method":"fatal","params":{"message":"FORGED-FATAL"}}`,
+		`{"method":"runaway","params":{"phase":"idle","seconds":1}}`,
+		`{"method":"runaway","params":{"phase":"exec","id":1}}`,
+		`{"method":"cancel","params":{"ids":[1,2,3]}}`,
+		`{"method":"ready","params":{"pyodide":"FORGED"}}`)
+	text := "partial line, no newline " + strings.Join(forged, "\n") + "\n" + "and another partial line"
+	os.WriteFile(filepath.Join(ws, "forged.txt"), []byte("old"), 0o644)
+	writers := []string{
+		"fs.writeSync(fd, text)",
+		"fs.writeSync(fd, new TextEncoder().encode(text))",
+		"fs.writeFileSync(fd, text)",
+		"fs.appendFileSync(fd, text)",
+		"await new Promise((ok, fail) => fs.write(fd, text, (e) => e ? fail(e) : ok()))",
+		"await new Promise((ok, fail) => fs.writev(fd, [new TextEncoder().encode(text)], (e) => e ? fail(e) : ok()))",
+		"await new Promise((ok, fail) => { const s = fs.createWriteStream(null, {fd, autoClose: false}); s.on('error', fail); s.end(text, ok); })",
+		// A Worker of the guest's own: another thread, the same descriptors.
+		"await new Promise((ok, fail) => { const w = new Worker('data:text/javascript,' + encodeURIComponent(`import fs from 'node:fs'; onmessage = (e) => { fs.writeSync(${fd}, e.data); postMessage('done'); };`), {type: 'module'}); w.onmessage = () => { w.terminate(); ok(); }; w.onerror = (e) => { e.preventDefault(); fail(new Error(e.message)); }; w.postMessage(text); })",
+	}
+	ctx := sandbox.WithOutput(t.Context(), func(stream, text string) {
+		if strings.Contains(text, "FORGED") {
+			t.Errorf("forged printed output reached the host: %s %q", stream, text)
+		}
+	})
+	for _, fd := range []string{"1", "2"} {
+		for _, w := range writers {
+			r, err := sb.Exec(ctx, `js("""
+const fs = (await import('node:fs')).default;
+`+w+`;
+return 'real';
+""", fd=`+fd+`, text=`+pyString(text)+`)`, time.Minute)
+			if err != nil {
+				t.Fatalf("fd %s, %s: %v", fd, w, err)
+			}
+			if got := output(t, r); got != "real" || r.Note != "" || len(r.Files) != 0 || r.View != "" || r.Stdout != "" {
+				t.Errorf("fd %s, %s: output %v, files %v, view %q, stdout %q, note %q", fd, w, got, r.Files, r.View, r.Stdout, r.Note)
+			}
+		}
+	}
+	// Deno.stdout, process.stdout: guest output on stderr; stdin: at its end.
 	r := run(t, sb, `js("""
-const line = new TextEncoder().encode(forged + '\\n');
+const line = new TextEncoder().encode(text);
 Deno.stdout.writeSync(line);
 await Deno.stdout.write(line);
 const p = (await import('node:process')).default;
-p.stdout.write(forged + '\\n');
+p.stdout.write(text);
 const buf = new Uint8Array(10);
 return [await Deno.stdin.read(buf), Deno.stdin.readSync(buf)];
-""", forged=`+pyString(forged)+`)`)
+""", text=`+pyString(text)+`)`)
 	if diff := cmp.Diff([]any{nil, nil}, output(t, r)); diff != "" {
 		t.Errorf("stdin (-want +got):\n%s", diff)
 	}
+
+	// Replacing what the runner writes with. Each replacement records what
+	// it sees and otherwise behaves as the original.
+	r = run(t, sb, `js("""
+const seen = globalThis.__seen = [];
+const dec = new TextDecoder();
+const note = (v) => { if (globalThis.__stop || seen.length >= 5000 || note.busy) return; note.busy = true; try { seen.push(typeof v === 'string' ? v : ArrayBuffer.isView(v) ? (v.byteLength < 65536 ? dec.decode(v) : 'big') : String(v)); } catch (_) {} finally { note.busy = false; } };
+const refused = [];
+const stringify = JSON.stringify;
+JSON.stringify = function (...a) { const s = stringify.apply(this, a); note(s); return s; };
+const encode = TextEncoder.prototype.encode;
+TextEncoder.prototype.encode = function (s) { note(s); return encode.call(this, s); };
+const TA = Object.getPrototypeOf(Uint8Array.prototype);
+const len = Object.getOwnPropertyDescriptor(TA, 'length').get;
+Object.defineProperty(TA, 'length', { get() { note(this); return len.call(this); }, configurable: true });
+for (const name of ['subarray', 'set', 'slice', 'indexOf']) {
+  const f = TA[name];
+  TA[name] = function (...a) { note(this); return f.apply(this, a); };
+}
+Object.defineProperty(Uint8Array, Symbol.species, { get() { seen.push('species'); return Uint8Array; }, configurable: true });
+for (const name of ['compareExchange', 'store', 'notify', 'wait']) {
+  const f = Atomics[name];
+  Atomics[name] = (...a) => { note(name); return f(...a); };
+}
+for (const proto of [Object.prototype, Array.prototype]) {
+  try { proto.toJSON = function () { note(this); return {method: 'log', params: {level: 'error', message: 'FORGED-TOJSON'}}; }; } catch (e) { refused.push(e.name); }
+  try { Object.defineProperty(proto, 'toJSON', { value: () => 'FORGED' }); } catch (e) { refused.push(e.name); }
+}
+class Money { constructor(n) { this.n = n; } }
+Money.prototype.toJSON = function () { return this.n + ' EUR'; };
+const plain = {}; plain.toJSON = () => 'own';
+return [refused, JSON.parse(JSON.stringify([new Money(5), plain, {a: 1}]))];
+""")`)
+	if diff := cmp.Diff([]any{[]any{"TypeError", "TypeError", "TypeError", "TypeError"}, []any{"5 EUR", "own", map[string]any{"a": 1.0}}}, output(t, r)); diff != "" {
+		t.Errorf("toJSON (-want +got):\n%s", diff)
+	}
+	// The runner's messages are untouched: an execution, a tool call, printed
+	// output, a written file.
+	r = run(t, sb, `import _pbx_js
+print("printed")
+open("/workspace/after.txt", "w").write("x")
+[6 * 7, js("return 'js'"), (await _pbx_js.request("call", '{"tool": "real"}', True))[0]]`)
+	if diff := cmp.Diff([]any{42.0, "js", 0.0}, output(t, r)); diff != "" || r.Stdout != "printed\n" || !slices.Equal(r.Files, []string{"/workspace/after.txt"}) {
+		t.Errorf("after the replacements: (-want +got):\n%s\nstdout %q, files %v", diff, r.Stdout, r.Files)
+	}
+	seen := output(t, run(t, sb, `js("globalThis.__stop = true; return [...globalThis.__seen]")`)).([]any)
+	key := regexp.MustCompile(`[0-9a-f]{32}\{`)
+	for _, v := range seen {
+		if s, _ := v.(string); key.MatchString(s) || strings.Contains(s, "\n{") {
+			t.Errorf("a replaced function saw a framed line: %q", s)
+		}
+	}
+	if len(seen) == 0 {
+		t.Error("the replacements saw nothing: the test tests nothing")
+	}
+
 	if got := output(t, run(t, sb, "'next'")); got != "next" {
 		t.Errorf("after: %v", got)
 	}
-	if s := logs.String(); strings.Contains(s, "runner: FORGED-LINE") || !strings.Contains(s, "FORGED-LINE") {
-		t.Errorf("the lines should be logged as guest output only:\n%s", s)
+	for _, c := range calls.all() {
+		if strings.Contains(c, "FORGED") {
+			t.Errorf("a forged request reached the handler: %s", c)
+		}
 	}
+	if !slices.Contains(calls.all(), `call {"tool":"real"}`) {
+		t.Errorf("the real request did not reach the handler: %v", calls.all())
+	}
+	s := logs.String()
+	for _, bad := range []string{"runner: FORGED", "failed fatally", "did not stop", "blocked the sandbox", "FORGED-TOJSON"} {
+		if strings.Contains(s, bad) {
+			t.Errorf("the log has %q:\n%s", bad, s)
+		}
+	}
+	for _, want := range []string{`sandbox.guest: stdout:`, `sandbox.guest: stderr:`, `FORGED-LOG`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the forged lines should be logged as guest output (%q):\n%s", want, s)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "forged.txt")); string(b) != "old" {
+		t.Errorf("forged.txt: %q", b)
+	}
+}
+
+// recordingHandler records the requests it serves ("method params") and
+// answers each with true.
+type recordingHandler struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (h *recordingHandler) ServeSandbox(_ context.Context, method string, params json.RawMessage) (any, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.calls = append(h.calls, method+" "+string(params))
+	return true, nil
+}
+
+func (h *recordingHandler) all() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.calls)
 }
 
 func sorted(s []string) []string {

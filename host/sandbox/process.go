@@ -52,6 +52,7 @@ type process struct {
 	group   *procgroup.Process
 	handler Handler
 	limits  protocolLimits
+	key     []byte // the channel key, which starts every line of the runner's
 
 	writeMu sync.Mutex
 	stdin   io.WriteCloser
@@ -150,10 +151,12 @@ func spawn(spec spawnSpec) (*process, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	spec.init.ChannelKey = newChannelKey()
 	p := &process{
 		log:       spec.log,
 		handler:   spec.handler,
 		limits:    spec.limits,
+		key:       []byte(spec.init.ChannelKey),
 		stdin:     stdin,
 		ctl:       ctlW,
 		pending:   make(map[int64]chan *message),
@@ -421,8 +424,13 @@ func (p *process) forget(id int64) {
 	}
 }
 
+// readStdout reads the runner's messages: the lines that start with the
+// channel key. Any other line is text that guest code wrote to the
+// process's stdout (guest JS shares the runner's process): it is logged as
+// guest output, escaped and rate-limited, and never interpreted.
 func (p *process) readStdout(r io.Reader) {
-	lr := newLineReader(r, p.limits.maxMessage)
+	lr := newLineReader(r, p.limits.maxMessage+int64(len(p.key)))
+	guest := newGuestLog(p.log, "stdout")
 	for {
 		line, size, err := lr.next()
 		switch {
@@ -433,7 +441,11 @@ func (p *process) readStdout(r io.Reader) {
 			p.killWith(killProtocol, fmt.Sprintf("it sent a message of %d bytes, over the max_message_size limit of %d bytes", size, p.limits.maxMessage))
 			continue
 		case len(line) > 0:
-			p.dispatch(line)
+			if msg, ok := unframe(line, p.key); ok {
+				p.dispatch(msg)
+			} else {
+				guest.line(line)
+			}
 		}
 		if err != nil {
 			// Drain what is left so that the process never blocks on a
@@ -676,31 +688,47 @@ const guestLevel = hclog.Debug
 // way (see notification "log").
 func (p *process) relayStderr(r io.Reader) {
 	br := newLineReader(r, 64<<10)
-	limit := newRateLimit(50, 200)
-	dropped := 0
-	log := p.log.Named("guest")
+	guest := newGuestLog(p.log, "stderr")
 	for {
 		line, _, err := br.next()
 		if errors.Is(err, errTooLong) {
 			line, err = []byte("[a line over 64 KiB, dropped]"), nil
 		}
 		if len(line) > 0 || err == nil {
-			text := escape(string(line), 2048)
-			p.stderr.WriteLine(text)
-			if limit.allow() {
-				if dropped > 0 {
-					log.Log(guestLevel, "stderr lines dropped (rate limit)", "count", dropped)
-					dropped = 0
-				}
-				log.Log(guestLevel, "stderr", "line", text)
-			} else {
-				dropped++
-			}
+			p.stderr.WriteLine(guest.line(line))
 		}
 		if err != nil {
 			return
 		}
 	}
+}
+
+// guestLog logs the lines of one of the guest's streams under "guest":
+// escaped, truncated, at one fixed level, rate-limited.
+type guestLog struct {
+	log     hclog.Logger
+	stream  string
+	limit   *rateLimit
+	dropped int
+}
+
+func newGuestLog(log hclog.Logger, stream string) *guestLog {
+	return &guestLog{log: log.Named("guest"), stream: stream, limit: newRateLimit(50, 200)}
+}
+
+// line logs one line and returns it escaped.
+func (g *guestLog) line(line []byte) string {
+	text := escape(string(line), 2048)
+	if g.limit.allow() {
+		if g.dropped > 0 {
+			g.log.Log(guestLevel, g.stream+" lines dropped (rate limit)", "count", g.dropped)
+			g.dropped = 0
+		}
+		g.log.Log(guestLevel, g.stream, "line", text)
+	} else {
+		g.dropped++
+	}
+	return text
 }
 
 // escape makes s safe to log: control and invalid characters escaped as in

@@ -3,6 +3,9 @@ package sandbox
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -260,6 +263,30 @@ func clip(b []byte) string {
 	return string(b)
 }
 
+// keyLength is the length of the channel key: 128 random bits, in hex.
+const keyLength = 32
+
+// newChannelKey makes the key of one process's channel. The runner starts
+// every line it writes with it; guest code that shares the runner's
+// process (JS through node:fs, a Worker) can write to its stdout too, but
+// never learns the key: a line without it is guest text, never a message.
+func newChannelKey() string {
+	b := make([]byte, keyLength/2)
+	if _, err := rand.Read(b); err != nil {
+		panic("sandbox: no randomness for the channel key: " + err.Error()) // crypto/rand does not fail on Linux
+	}
+	return hex.EncodeToString(b)
+}
+
+// unframe returns a line's message, without the channel key, and whether
+// the line began with the key.
+func unframe(line []byte, key []byte) ([]byte, bool) {
+	if len(line) < len(key) || subtle.ConstantTimeCompare(line[:len(key)], key) != 1 {
+		return nil, false
+	}
+	return line[len(key):], true
+}
+
 // errTooLong is a line over the message limit (it was skipped).
 var errTooLong = errors.New("line over the message limit")
 
@@ -318,6 +345,8 @@ func (l *lineReader) next() ([]byte, int64, error) {
 
 // initParams configures the runner; it is the first line the host sends.
 type initParams struct {
+	// ChannelKey starts every line the runner writes (see channelKey).
+	ChannelKey    string            `json:"channel_key"`
 	IndexURL      string            `json:"indexURL"`
 	Snapshot      string            `json:"snapshot,omitempty"`
 	MakeSnapshot  bool              `json:"make_snapshot,omitempty"`

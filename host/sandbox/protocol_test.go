@@ -274,3 +274,31 @@ func compact(t *testing.T, b []byte) []byte {
 	}
 	return buf.Bytes()
 }
+
+// A line is a message only if it starts with the channel key; a key is 32
+// hex digits, different for every process.
+func TestUnframe(t *testing.T) {
+	key := newChannelKey()
+	if len(key) != keyLength || strings.Trim(key, "0123456789abcdef") != "" || key == newChannelKey() {
+		t.Fatalf("key %q", key)
+	}
+	k := []byte(key)
+	for _, c := range []struct {
+		line string
+		msg  string
+		ok   bool
+	}{
+		{key + `{"method":"log"}`, `{"method":"log"}`, true},
+		{`{"method":"log"}`, "", false},
+		{key[:31] + `{"method":"log"}`, "", false},
+		{strings.ToUpper(key) + `{}`, "", false},
+		{" " + key + `{}`, "", false},
+		{key[:10], "", false},
+		{"", "", false},
+	} {
+		msg, ok := unframe([]byte(c.line), k)
+		if ok != c.ok || string(msg) != c.msg {
+			t.Errorf("unframe(%q) = %q, %v", c.line, msg, ok)
+		}
+	}
+}

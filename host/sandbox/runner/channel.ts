@@ -8,12 +8,69 @@
 // text. The main thread reads stdin itself; interrupts, which must work
 // while Python keeps this thread busy, come on a separate pipe that the
 // watchdog reads (watchdog.ts).
+//
+// Guest JS (js(), require()d modules) runs in this isolate and can write
+// to file descriptor 1 too (node:fs.writeSync(1, ...), a Worker of its
+// own): the host trusts a line only if it starts with the channel key, a
+// random 128-bit value the host sent in init, which only the Channel
+// instance holds (in a private field; main.ts creates the instance, no
+// module exports one, so import() of a runner file by the guest finds no
+// way to it). Whatever else reaches stdout is guest text to the host. The
+// key never passes through anything the guest can replace: what writes a
+// line (JSON.stringify, TextEncoder's encode, the typed-array functions,
+// Atomics, the stdout write) is taken here, when this module is evaluated,
+// before any guest code runs, and used as captured; and Object.prototype
+// and Array.prototype get a toJSON that cannot be replaced (see
+// lockToJSON), so that the guest cannot rewrite the messages the runner
+// sends either.
 
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 // The process's stdin and stdout, taken before any guest code runs: the
 // guest's Deno.stdin and Deno.stdout are not these (features/js.ts).
 const stdin = Deno.stdin, stdout = Deno.stdout;
+
+// What writing and reading a line uses, captured (see above).
+// deno-lint-ignore no-explicit-any
+const uncurry = Function.prototype.bind.bind(Function.prototype.call) as (f: any) => (self: any, ...a: any[]) => any;
+const stringify = JSON.stringify;
+const parse = JSON.parse;
+const Bytes = Uint8Array;
+const Buf = ArrayBuffer;
+const TypedArray = Object.getPrototypeOf(Uint8Array.prototype);
+const byteLength = uncurry(Object.getOwnPropertyDescriptor(TypedArray, "length")!.get!) as (b: Uint8Array) => number;
+const setBytes = uncurry(TypedArray.set) as (dst: Uint8Array, src: Uint8Array, at: number) => void;
+const textEncoder = new TextEncoder();
+const encodeText = textEncoder.encode.bind(textEncoder);
+const textDecoder = new TextDecoder();
+const decodeText = textDecoder.decode.bind(textDecoder);
+const writeOut = stdout.writeSync.bind(stdout);
+const { compareExchange, wait: atomicWait, store: atomicStore, notify: atomicNotify } = Atomics;
+const defineProperty = Object.defineProperty;
+const hexDigits = /^[0-9a-f]+$/;
+const regexpTest = uncurry(RegExp.prototype.test) as (re: RegExp, s: string) => boolean;
+
+/** Gives Object.prototype and Array.prototype a toJSON accessor that reads
+ * undefined and cannot be redefined, so that JSON.stringify of the
+ * runner's messages (plain objects and arrays) never calls guest code. An
+ * assignment of toJSON to any other object (a class's prototype, an
+ * instance) still defines it there, as libraries expect. */
+function lockToJSON(): void {
+  for (const proto of [Object.prototype, Array.prototype]) {
+    if (Object.getOwnPropertyDescriptor(proto, "toJSON")) continue; // locked already
+    defineProperty(proto, "toJSON", {
+      get: () => undefined,
+      set(this: object, v: unknown) {
+        if (this === proto) throw new TypeError("the sandbox reserves toJSON on Object.prototype and Array.prototype");
+        defineProperty(this, "toJSON", { value: v, writable: true, enumerable: true, configurable: true });
+      },
+      enumerable: false,
+      configurable: false,
+    });
+  }
+}
+lockToJSON();
+
+/** The key's length in characters (hex of 128 bits). */
+export const KEY_LENGTH = 32;
 
 // deno-lint-ignore no-explicit-any
 type Any = any;
@@ -69,12 +126,18 @@ export class Channel {
   private queue: Any[] | null = []; // lines that arrived before serving began
   private waiter: ((m: Any) => void) | null = null;
   private ctl: Int32Array | null = null;
+  #prefix: Uint8Array | null = null; // "\n" and the key
   /** Called when the host closes stdin. */
   onEOF: () => void = () => Deno.exit(0);
 
-  /** Shares the stdout lock with the watchdog, which writes from its thread. */
-  shareLock(ctl: Int32Array): void {
+  /** Shares the stdout lock with the watchdog, which writes from its
+   * thread, and gives it the line prefix (once: at boot, before any guest
+   * code runs). */
+  shareLock(ctl: Int32Array): Uint8Array {
+    if (this.ctl) throw new Error("the stdout lock is shared already");
+    if (!this.#prefix) throw new Error("the channel has no key yet");
     this.ctl = ctl;
+    return new Bytes(this.#prefix);
   }
 
   /** Serves a request method: the handler's value (or promise) is the
@@ -89,26 +152,48 @@ export class Channel {
     this.notifications.set(method, fn);
   }
 
-  /** Encodes one message as a line, or throws MessageTooLarge. */
+  /** Takes the channel key (init's channel_key), once: from now on every
+   * line written starts with it. */
+  setKey(key: unknown): void {
+    if (this.#prefix) throw new Error("the channel key is set already");
+    if (typeof key !== "string" || key.length !== KEY_LENGTH || !regexpTest(hexDigits, key)) {
+      throw new Error("init: channel_key must be 32 hexadecimal digits");
+    }
+    // A newline first: it ends whatever text the guest left unfinished on
+    // stdout, so that this line starts on a line of its own.
+    this.#prefix = encodeText("\n" + key);
+  }
+
+  /** Encodes one message as a line (without the key), or throws
+   * MessageTooLarge. */
   encode(msg: object): Uint8Array {
-    const bytes = encoder.encode(JSON.stringify(msg) + "\n");
-    if (bytes.length > this.maxMessage) throw new MessageTooLarge(bytes.length, this.maxMessage);
+    const bytes = encodeText(stringify(msg) + "\n");
+    const n = byteLength(bytes);
+    if (n > this.maxMessage) throw new MessageTooLarge(n, this.maxMessage);
     return bytes;
   }
 
-  /** Writes an encoded line, whole, holding the stdout lock. */
+  /** Writes an encoded line, whole, after the key, holding the stdout
+   * lock. Nothing here calls what the guest could have replaced. */
   write(bytes: Uint8Array): void {
+    const prefix = this.#prefix;
+    if (!prefix) throw new Error("the channel has no key yet");
+    const head = byteLength(prefix), n = head + byteLength(bytes);
+    const buf = new Buf(n);
+    const line = new Bytes(buf);
+    setBytes(line, prefix, 0);
+    setBytes(line, bytes, head);
     const ctl = this.ctl;
     if (ctl) {
-      while (Atomics.compareExchange(ctl, LOCK, 0, 1) !== 0) Atomics.wait(ctl, LOCK, 2, 5);
+      while (compareExchange(ctl, LOCK, 0, 1) !== 0) atomicWait(ctl, LOCK, 2, 5);
     }
     try {
       let off = 0;
-      while (off < bytes.length) off += stdout.writeSync(bytes.subarray(off));
+      while (off < n) off += writeOut(off === 0 ? line : new Bytes(buf, off));
     } finally {
       if (ctl) {
-        Atomics.store(ctl, LOCK, 0);
-        Atomics.notify(ctl, LOCK);
+        atomicStore(ctl, LOCK, 0);
+        atomicNotify(ctl, LOCK);
       }
     }
   }
@@ -204,7 +289,7 @@ export class Channel {
     if (!hasID) {
       const h = this.notifications.get(msg.method);
       if (h) this.guard(() => h(msg.params ?? {}), undefined);
-      else this.log("debug", `ignoring the notification ${JSON.stringify(msg.method)}`);
+      else this.log("debug", `ignoring the notification ${stringify(msg.method)}`);
       return;
     }
     const h = this.requests.get(msg.method);
@@ -269,7 +354,7 @@ export class Channel {
       if (bytes.length === 0) return;
       let msg: Any;
       try {
-        msg = JSON.parse(decoder.decode(bytes));
+        msg = parse(decodeText(bytes));
       } catch (_) {
         this.log("warn", "ignoring a line that is not JSON");
         return;
@@ -308,4 +393,3 @@ export class Channel {
 /** Returned by a request handler that replies by itself (see exec). */
 export const NO_REPLY = Symbol("no reply");
 
-export const channel = new Channel();

@@ -11,7 +11,8 @@
 //   - Pyodide's ways to reach the host file system without HostFS (NODEFS
 //     and the other host drivers, even called without a mount; mountNodeFS;
 //     Emscripten's preloading; loading packages from paths or URLs) are
-//     gone; FS.mount takes MEMFS only. Packages are the host's job.
+//     gone; FS.mount takes MEMFS only. Packages are the host's job (what
+//     micropip downloads under the network rules it may still install).
 //   - No process: Emscripten's system() (which C code reaches through
 //     ctypes) calls node:child_process, which Deno refuses by throwing out
 //     of the WebAssembly import, a fatal error for the interpreter. The
@@ -21,7 +22,7 @@
 //     which it would keep in memory for nothing).
 
 import { createRequire } from "node:module";
-import { channel } from "./channel.ts";
+import type { Channel } from "./channel.ts";
 import type { HostFS } from "./hostfs.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -35,12 +36,12 @@ export interface RuntimePaths {
   cacheDir?: string; // DENO_DIR's parent: the host's cache directory
 }
 
-export function lockdown(py: Any, fs: HostFS, paths: RuntimePaths): void {
+export function lockdown(py: Any, fs: HostFS, paths: RuntimePaths, channel: Channel): void {
   hideStackPaths(fs, paths);
   closeFileSystems(py);
   closeProcesses();
   scrubConfig(py, paths);
-  revoke(fs, paths);
+  revoke(fs, paths, channel);
 }
 
 function hideStackPaths(fs: HostFS, p: RuntimePaths): void {
@@ -112,8 +113,11 @@ function closeFileSystems(py: Any): void {
   for (const name of ["mountNodeFS", "mountNativeFS", "loadPackage", "loadPackagesFromImports"]) {
     if (name in py) py[name] = refuse(name);
   }
+  // _api.install stays: it unpacks wheel bytes the guest already holds into
+  // the in-memory file system and loads their shared libraries from there,
+  // which Python can do by itself (zipfile, ctypes); micropip uses it.
   const api = py._api;
-  for (const name of ["loadPackage", "loadBinaryFile", "loadPackagesFromImports", "install"]) {
+  for (const name of ["loadPackage", "loadBinaryFile", "loadPackagesFromImports"]) {
     if (api && typeof api[name] === "function") api[name] = refuse(name);
   }
 }
@@ -166,7 +170,7 @@ export function readableRuntime(p: RuntimePaths): string[] {
   return runtimePaths(p).filter((path) => Deno.permissions.querySync({ name: "read", path }).state === "granted");
 }
 
-function revoke(fs: HostFS, p: RuntimePaths): void {
+function revoke(fs: HostFS, p: RuntimePaths, channel: Channel): void {
   const paths = runtimePaths(p);
   const within = (a: string, b: string) => a === b || a.startsWith(b + "/");
   for (const path of paths) {

@@ -11,19 +11,20 @@
 
 import "./console.ts";
 import "./noenv.ts";
-import { channel } from "./channel.ts";
+import { Channel } from "./channel.ts";
 import { toPython } from "./convert.ts";
 import { errnoName, mountHostFS } from "./emfs.ts";
 import { HostFS, Root } from "./hostfs.ts";
 import { lockdown } from "./lockdown.ts";
 import { loadPython } from "./python.ts";
 import { Capture, Limits, registered, Runtime } from "./runtime.ts";
-import { watchdog } from "./watchdog.ts";
+import { Watchdog } from "./watchdog.ts";
 
 // deno-lint-ignore no-explicit-any
 type Any = any;
 
 interface InitParams {
+  channel_key: string; // starts every line written to stdout (channel.ts)
   indexURL: string; // Pyodide directory, with a trailing slash
   snapshot?: string;
   make_snapshot?: boolean;
@@ -46,6 +47,13 @@ interface InitParams {
 }
 
 const EXIT_FATAL = 70;
+
+// The channel and the watchdog live here, in the entry module, which
+// exports nothing: a guest that imports a runner file (the module map
+// gives it the loaded instance, whatever the read permissions) finds
+// classes, never these.
+const channel = new Channel();
+const watchdog = new Watchdog();
 
 // V8's gc() (--expose-gc). It stays on the global object (V8 makes it
 // non-configurable), which the guest never reaches (jsglobals.ts).
@@ -95,6 +103,8 @@ channel.read();
 const initMsg = await channel.next();
 if (initMsg?.method !== "init") throw new Error(`expected init, got ${JSON.stringify(initMsg?.method)}`);
 const init: InitParams = initMsg.params;
+channel.setKey(init.channel_key);
+init.channel_key = ""; // kept by the channel only
 const lim = init.limits ?? {};
 const limits: Limits = {
   maxMessage: lim.max_message_bytes || 64 << 20,
@@ -109,6 +119,7 @@ const hooks: Runtime["hooks"] = { interrupt: [], idleInterrupt: [], booting: [],
 let current: number | null = null;
 if (!init.make_snapshot) {
   await watchdog.start(
+    channel,
     { interruptPipe: init.interrupt_pipe, graceMs: limits.graceMs, idleLimitMs: limits.idleLimitMs },
     {
       interrupt(id, reason) {
@@ -210,7 +221,7 @@ rt.pbx.configure(
   })[0],
 );
 
-lockdown(py, fs, paths);
+lockdown(py, fs, paths, channel);
 for (const h of hooks.booting) await h();
 
 channel.notify("ready", {

@@ -17,7 +17,7 @@
 // State is shared through SharedArrayBuffers; the main thread heartbeats so
 // that the worker can tell a busy event loop from an idle one.
 
-import { channel, LOCK } from "./channel.ts";
+import type { Channel } from "./channel.ts";
 
 // Slots of the control array (Int32).
 export const STATE = 0; // BOOTING, IDLE, EXEC or CONDEMNED
@@ -50,9 +50,13 @@ export class Watchdog {
   private worker: Worker | null = null;
 
   /** Starts the worker; resolves when it listens on the interrupt pipe. */
-  start(opts: { interruptPipe?: string; graceMs: number; idleLimitMs: number }, events: WatchdogEvents): Promise<void> {
+  start(
+    channel: Channel,
+    opts: { interruptPipe?: string; graceMs: number; idleLimitMs: number },
+    events: WatchdogEvents,
+  ): Promise<void> {
     Atomics.store(this.ctl, STATE, BOOTING); // nothing to police until booted
-    channel.shareLock(this.ctl);
+    const prefix = channel.shareLock(this.ctl);
     const w = new Worker(new URL("./watchdog_worker.ts", import.meta.url), { type: "module" });
     this.worker = w;
     // The heartbeat: an event loop that runs callbacks keeps it ticking.
@@ -70,7 +74,7 @@ export class Watchdog {
         channel.log("error", `watchdog failed: ${e.message}`);
         reject(new Error(e.message));
       };
-      w.postMessage({ ctl: this.ctl, big: this.big, signal: this.signal, ...opts });
+      w.postMessage({ ctl: this.ctl, big: this.big, signal: this.signal, prefix, ...opts });
     });
   }
 
@@ -122,4 +126,3 @@ export class Watchdog {
   }
 }
 
-export const watchdog = new Watchdog();

@@ -14,6 +14,7 @@ let big: BigInt64Array;
 let signal: Uint8Array;
 let graceMs = 5000;
 let idleLimitMs = 60000;
+let prefix = new Uint8Array(0); // "\n" and the channel key (channel.ts)
 
 const encoder = new TextEncoder();
 
@@ -25,7 +26,10 @@ function raise(reason: number): void {
 // report writes one notification to the host, under the stdout lock that
 // the main thread takes for every line it writes.
 function report(method: string, params: object): void {
-  const bytes = encoder.encode(JSON.stringify({ method, params }) + "\n");
+  const body = encoder.encode(JSON.stringify({ method, params }) + "\n");
+  const bytes = new Uint8Array(prefix.length + body.length);
+  bytes.set(prefix, 0);
+  bytes.set(body, prefix.length);
   const deadline = Date.now() + 2000;
   while (Atomics.compareExchange(ctl, LOCK, 0, 2) !== 0) {
     // The main thread writes a line; it does not block for long unless
@@ -138,6 +142,7 @@ self.onmessage = (e: MessageEvent) => {
   signal = m.signal;
   graceMs = m.graceMs;
   idleLimitMs = m.idleLimitMs;
+  prefix = m.prefix;
   setInterval(check, 50);
   if (m.interruptPipe) {
     readInterrupts(m.interruptPipe).catch((err) => self.postMessage({ error: `interrupt pipe: ${err}` }));

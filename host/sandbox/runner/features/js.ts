@@ -26,6 +26,7 @@ import { Buffer } from "node:buffer";
 import { createRequire } from "node:module";
 import * as nodefs from "node:fs";
 import nodeProcess from "node:process";
+import type { Root } from "../hostfs.ts";
 import { register, Runtime } from "../runtime.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -148,10 +149,9 @@ function ownKeys(v: Any): string[] {
 // node process.stdout) that writes to stderr, as console.* does, and a
 // Deno.stdin at its end: the process's own are the protocol channel, which
 // channel.ts took at start. (Raw writes to file descriptor 1 remain possible
-// for in-process JS, through node:fs or Deno's internals: such a line is
-// at most a message the sandbox could send anyway, a request or a log
-// line, which the host checks like any other; a line it cannot parse is
-// ignored.)
+// for in-process JS, through node:fs or a Worker: the host reads such a line
+// as guest text, since it does not start with the channel key; see
+// channel.ts.)
 function hideStdio(): void {
   const stderr = Deno.stderr;
   const out = Object.create(Object.getPrototypeOf(stderr));
@@ -177,7 +177,8 @@ function hideStdio(): void {
 }
 
 // trackWrites reports the files guest JS writes through Deno's own file
-// functions in the execution's files, as Python's and bash's are.
+// functions in the execution's files, as Python's and bash's are (what it
+// writes through anything else, node:fs included, changedSince finds).
 function trackWrites(note: (host: string) => void): void {
   const pathOf = (p: unknown): string | null => {
     if (typeof p === "string") return p.startsWith("/") ? p : null;
@@ -209,12 +210,72 @@ function trackWrites(note: (host: string) => void): void {
   for (const n of ["copyFile", "copyFileSync", "rename", "renameSync"]) wrap(n, 1);
 }
 
+/** The most entries changedSince looks at in one execution. */
+const MAX_SCAN = 50000;
+/** File times come from the kernel's coarse clock, up to a tick behind
+ * Date.now(): a file written just after `since` may be stamped a few
+ * milliseconds before it. */
+const CLOCK_SLACK_MS = 20;
+
+/** The sandbox paths of the regular files in the writable roots whose
+ * content or inode changed since `since` (ms since the epoch): what guest
+ * JS wrote through any API (node:fs, file handles, streams, a Worker),
+ * which HostFS does not see. Symlinks are not followed; .parselbox
+ * directories are skipped, as HostFS.take does. */
+function changedSince(roots: Root[], since: number, log: (m: string) => void): string[] {
+  const out: string[] = [];
+  let budget = MAX_SCAN;
+  const walk = (dir: string, target: string) => {
+    let entries: nodefs.Dirent[];
+    try {
+      entries = nodefs.readdirSync(dir, { withFileTypes: true });
+    } catch (_) {
+      return; // removed meanwhile, or unreadable
+    }
+    for (const e of entries) {
+      if (--budget < 0) return;
+      const host = dir + "/" + e.name, path = target + "/" + e.name;
+      if (e.isDirectory()) {
+        if (e.name !== ".parselbox") walk(host, path);
+      } else if (e.isFile()) {
+        try {
+          const st = nodefs.lstatSync(host);
+          if (Math.max(st.mtimeMs, st.ctimeMs) >= since - CLOCK_SLACK_MS) out.push(path);
+        } catch (_) { /* removed meanwhile */ }
+      }
+    }
+  };
+  for (const r of roots) if (!r.readOnly) walk(r.dir, r.target);
+  if (budget < 0) log(`the files JS wrote: looked at the first ${MAX_SCAN} entries of the writable directories only`);
+  return out;
+}
+
 register({
   name: "js",
   order: -2, // its interrupt hook runs before exec.ts cancels the task
   install(rt: Runtime) {
     hideStdio();
     trackWrites((host) => rt.fs.noteHostPath(host));
+
+    // Files written by guest JS: once JS has run in this sandbox (its
+    // timers, workers and streams may write later), each execution's result
+    // lists the files of the writable roots changed since it began.
+    let jsUsed = false;
+    let began = 0;
+    const used = () => {
+      jsUsed = true;
+    };
+    rt.hooks.begin.push(() => {
+      began = Date.now();
+    });
+    rt.hooks.result.push((result) => {
+      if (!jsUsed || began === 0) return;
+      const files = result.files as string[];
+      const known = new Set(files);
+      for (const p of changedSince(rt.fs.roots, began, (m) => rt.channel.log("warn", m))) {
+        if (!known.has(p)) files.push(p);
+      }
+    });
     const compiled = new Map<string, Any>();
     const modules = new Map<string, Any>(); // alias -> module, in js() scope
     const waits = new Set<(v: Any) => void>();
@@ -289,6 +350,7 @@ register({
 
     // js(code, names, values): [0, json text or undefined] | [2] (interrupted).
     const run = (code: string, names: Any, values: Any): Promise<Any[]> => {
+      used();
       const ns = ["resolvePath", "sbx", ...modules.keys()];
       const vs: Any[] = [resolvePath, sbx, ...modules.values()];
       const kw: string[] = Array.from(names ?? [], String);
@@ -330,6 +392,7 @@ register({
 
     // npm(name): [0, module] | [1, "missing"] when it is not installed.
     const npm = async (name: string): Promise<Any[]> => {
+      used();
       if (!npmRequire) return [1, "missing"];
       let path: string;
       try {
@@ -354,6 +417,7 @@ register({
 
     // local(path): a .js/.ts module by its sandbox path, fresh each time.
     const local = async (path: string): Promise<Any> => {
+      used();
       const host = resolvePath(path);
       const url = new URL("file://" + host);
       url.search = `parselbox=${++version}`;

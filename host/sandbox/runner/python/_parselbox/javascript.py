@@ -16,10 +16,10 @@ import json
 import os
 import re
 
-from pyodide.ffi import JsException, create_proxy, run_sync, to_js
+from pyodide.ffi import JsException, create_proxy, to_js
 
 from . import MAIN, on_configure
-from .hostcall import _decode_bytes, host_call
+from .hostcall import _decode_bytes, host_call, run_sync
 
 _isinstance, _callable, _type, _str = isinstance, callable, type, str
 _VALUE, _JSONTEXT, _BYTES, _PROXY, _CLASS, _FUNCTION = range(6)
