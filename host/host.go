@@ -395,6 +395,10 @@ func (s *Sandbox) cleanup() error {
 // PID is the sandbox process's id, for tests and diagnostics.
 func (s *Sandbox) PID() int { return s.sb.PID() }
 
+// RuntimeDir is the directory of the sandbox runtime it runs on (the one
+// Config.RuntimeDir named, or the one found next to the executable).
+func (s *Sandbox) RuntimeDir() string { return s.runtimeDir }
+
 // ConfigError is a configuration the host cannot run with: a bad value, a
 // missing directory or runtime.
 type ConfigError struct{ Err error }

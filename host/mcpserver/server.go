@@ -294,6 +294,9 @@ func ServeMCP(ctx context.Context, sb *host.Sandbox, t mcp.Transport, opts *Opti
 		o = *opts
 	}
 	o = o.resolved()
+	if o.Config.RuntimeDir == "" {
+		o.Config.RuntimeDir = sb.RuntimeDir() // the renderer's assets are there
+	}
 	var err error
 	if o.renderer, err = newRenderer(&o, ui.CSP{}); err != nil {
 		return err

@@ -13,10 +13,12 @@ import (
 
 // Progress is a sign of life from a running execution, for a front end to
 // pass on while the code runs (MCP notifications/progress): from
-// sbx.progress(done, total, message) in Python, or from a bridge's log and
+// sbx.progress(done, total, message) in Python or js(), or from a bridge's log and
 // progress lines (redacted of its secrets, like everything it sends).
 type Progress struct {
 	// Progress is how much is done; Total how much there is (0: unknown).
+	// A bridge's line carries a value a fraction above the last of
+	// sbx.progress (see progressSink.report): values always rise.
 	Progress, Total float64
 	// Message says what is going on; a bridge's line starts with the
 	// tool's path ("gql.query: [3/10] (30%) ...").
