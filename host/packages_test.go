@@ -393,3 +393,21 @@ out`, srv.URL, denied.URL))))
 		t.Errorf("requests served (-want +got):\n%s", diff)
 	}
 }
+
+// A package whose import keeps a JS object where the preloading cannot see
+// it makes the package set's snapshot impossible: the sandbox boots from
+// the bare snapshot instead (not cold), and the package imports on first
+// use.
+func TestPackageSnapshotFallback(t *testing.T) {
+	t.Parallel()
+	ix := pkgtest.NewIndex(t, pkgtest.Package{Name: "jsholder", Files: map[string]string{
+		"jsholder.py": "from pyodide.ffi import to_js\nHELD = [to_js([1, 2])]  # a JS object, one level down\nOK = True\n",
+	}})
+	sb := newSandbox(t, host.Config{Packages: []string{"jsholder"}, PackageIndex: ix.PyodideURL(), PackageDir: t.TempDir()})
+	if info, err := sb.Info(t.Context()); err != nil || !info.Snapshot {
+		t.Errorf("booted from a snapshot: %v, %v", info, err)
+	}
+	if got := value(t, exec(t, sb, "import sys\n['jsholder' in sys.modules, __import__('jsholder').OK, list(sys.modules['jsholder'].HELD[0])]")); fmt.Sprint(got) != "[false true [1 2]]" {
+		t.Errorf("got %v", got)
+	}
+}

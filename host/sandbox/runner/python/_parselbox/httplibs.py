@@ -7,8 +7,9 @@ sandbox's network rules.
 - urllib3 (1.26 and 2.x): its connections are http.client's, which
   httpclient.py already sends through fetch; only their connect() (a
   socket, TLS) is replaced, and a connection is never "dropped" (there is
-  no socket to poll). urllib3 2's own Emscripten backend (a browser's
-  XMLHttpRequest or a worker) is set aside for the same path.
+  no socket to poll). urllib3 2's own Emscripten backend is set aside for
+  the same path (it would connect too, through JSPI, but a refusal would
+  read "run again with the --allow-net flag").
 - httpx: its transports (HTTPTransport, AsyncHTTPTransport) send each
   request as one fetch.
 
