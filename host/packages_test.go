@@ -403,11 +403,29 @@ func TestPackageSnapshotFallback(t *testing.T) {
 	ix := pkgtest.NewIndex(t, pkgtest.Package{Name: "jsholder", Files: map[string]string{
 		"jsholder.py": "from pyodide.ffi import to_js\nHELD = [to_js([1, 2])]  # a JS object, one level down\nOK = True\n",
 	}})
-	sb := newSandbox(t, host.Config{Packages: []string{"jsholder"}, PackageIndex: ix.PyodideURL(), PackageDir: t.TempDir()})
+	cfg := host.Config{Packages: []string{"jsholder"}, PackageIndex: ix.PyodideURL(), PackageDir: t.TempDir(), CacheDir: testenv.CacheDir(t)}
+	sb := newSandbox(t, cfg)
 	if info, err := sb.Info(t.Context()); err != nil || !info.Snapshot {
 		t.Errorf("booted from a snapshot: %v, %v", info, err)
 	}
 	if got := value(t, exec(t, sb, "import sys\n['jsholder' in sys.modules, __import__('jsholder').OK, list(sys.modules['jsholder'].HELD[0])]")); fmt.Sprint(got) != "[false true [1 2]]" {
 		t.Errorf("got %v", got)
+	}
+	// The next start does not try again: it prepares nothing.
+	var mu sync.Mutex
+	var said []string
+	cfg.Notify = func(m string) {
+		mu.Lock()
+		said = append(said, m)
+		mu.Unlock()
+	}
+	again := newSandbox(t, cfg)
+	if info, err := again.Info(t.Context()); err != nil || !info.Snapshot {
+		t.Errorf("second start booted from a snapshot: %v, %v", info, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if slices.ContainsFunc(said, func(m string) bool { return strings.HasPrefix(m, "preparing the Python runtime") }) {
+		t.Errorf("the second start tried to build the snapshot again: %q", said)
 	}
 }
