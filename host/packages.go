@@ -147,6 +147,33 @@ func (s *Sandbox) runtimePackages(ctx context.Context, code string) error {
 	return s.sb.AddPackages(ctx, paths)
 }
 
+// guestPackages installs packages of Pyodide's distribution that code in
+// the sandbox asked for (micropip.install of a package in Pyodide's lock),
+// the way runtime packages are, if allow_runtime_packages is on; otherwise
+// it says how to declare them.
+func (s *Sandbox) guestPackages(ctx context.Context, names []string) (any, error) {
+	list := strings.Join(names, ", ")
+	if !s.cfg.AllowRuntimePackages || s.pkgs == nil {
+		return nil, &sandbox.RemoteError{Type: "ModuleNotFoundError", Message: fmt.Sprintf(
+			"%s: packages of Pyodide's distribution are installed by the host: add them to packages (--packages NAME), "+
+				"or set allow_runtime_packages (--allow-runtime-packages) to have the host install them when asked", list)}
+	}
+	wheels, err := s.pkgs.Install(ctx, s.pkgSource, names)
+	if err != nil {
+		s.log.Warn("packages asked for by the sandbox not installed", "names", names, "error", err)
+		return nil, &sandbox.RemoteError{Type: "ModuleNotFoundError", Message: fmt.Sprintf("the host could not install %s: %v", list, err)}
+	}
+	var paths []string
+	for _, w := range wheels {
+		paths = append(paths, w.Site)
+	}
+	if err := s.sb.AddPackages(ctx, paths); err != nil {
+		return nil, err
+	}
+	s.log.Info("packages installed for the sandbox", "names", names, "wheels", len(wheels))
+	return map[string]any{"paths": paths}, nil
+}
+
 // installNPM installs the configuration's npm packages (for require()) into
 // the package directory before the sandbox starts, and gives the sandbox
 // their directory, read-only.
@@ -174,13 +201,24 @@ type npmInstaller struct {
 }
 
 // sandboxHandler serves the sandbox's npm.install requests (require() of a
-// package that is not installed); every other request goes to next.
+// package that is not installed) and packages.install requests (micropip
+// asking for a package of Pyodide's distribution); every other request goes
+// to next.
 type sandboxHandler struct {
 	s    *Sandbox
 	next sandbox.Handler
 }
 
 func (h sandboxHandler) ServeSandbox(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if method == "packages.install" {
+		var p struct {
+			Names []string `json:"names"`
+		}
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, &sandbox.RemoteError{Type: "ValueError", Message: "bad packages.install request: " + err.Error()}
+		}
+		return h.s.guestPackages(ctx, p.Names)
+	}
 	if method != "npm.install" {
 		return h.next.ServeSandbox(ctx, method, params)
 	}

@@ -185,7 +185,10 @@ func TestPackagesInstallNoticed(t *testing.T) {
 // address is not allowed.
 func TestMicropip(t *testing.T) {
 	t.Parallel()
-	ix := pkgtest.NewIndex(t, append(pkgtest.Fixtures(), pkgtest.Micropip())...)
+	// six stands for a package of Pyodide's own distribution (the runtime's
+	// lock has it), which micropip asks Pyodide to load.
+	six := pkgtest.Package{Name: "six", Files: map[string]string{"six.py": "FROM_TEST_INDEX = True\n"}}
+	ix := pkgtest.NewIndex(t, append(pkgtest.Fixtures(), pkgtest.Micropip(), six)...)
 	u, err := url.Parse(ix.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -220,6 +223,22 @@ await micropip.install("gammadata", index_urls=[%q])`, simple)), "")
 	}
 	if slices.Contains(ix.Requests(), "/simple/gammadata/") {
 		t.Errorf("the sandbox reached the index without the network: %q", ix.Requests())
+	}
+	// A package of Pyodide's distribution: the host installs it, if it may.
+	e = raised(t, exec(t, off, "import micropip\nawait micropip.install('six')"), "ModuleNotFoundError")
+	if want := "six: packages of Pyodide's distribution are installed by the host: add them to packages (--packages NAME), or set allow_runtime_packages (--allow-runtime-packages) to have the host install them when asked"; e.Message != want {
+		t.Errorf("micropip.install('six') without allow_runtime_packages: %s\nwant %s", e.Message, want)
+	}
+	cfg.AllowRuntimePackages = true
+	runtime := newSandbox(t, cfg)
+	// (Not imported by the same code: the runtime packages would install
+	// it before the code ran.)
+	value(t, exec(t, runtime, "import micropip, importlib.util\nassert importlib.util.find_spec('six') is None\nawait micropip.install('six')"))
+	if got := value(t, exec(t, runtime, "import six\nsix.FROM_TEST_INDEX")); got != true {
+		t.Errorf("micropip.install('six') with allow_runtime_packages: %v", got)
+	}
+	if !slices.Contains(ix.Requests(), "/pyodide/six-1.0-py3-none-any.whl") {
+		t.Errorf("the host did not install six from its index: %q", ix.Requests())
 	}
 }
 
@@ -391,5 +410,41 @@ out`, srv.URL, denied.URL))))
 	defer mu.Unlock()
 	if diff := cmp.Diff([]string{"GET /a?x=1", "GET /b/0", "GET /b/1", "GET /b/2"}, seen); diff != "" {
 		t.Errorf("requests served (-want +got):\n%s", diff)
+	}
+}
+
+// A package whose import keeps a JS object where the preloading cannot see
+// it makes the package set's snapshot impossible: the sandbox boots from
+// the bare snapshot instead (not cold), and the package imports on first
+// use.
+func TestPackageSnapshotFallback(t *testing.T) {
+	t.Parallel()
+	ix := pkgtest.NewIndex(t, pkgtest.Package{Name: "jsholder", Files: map[string]string{
+		"jsholder.py": "from pyodide.ffi import to_js\nHELD = [to_js([1, 2])]  # a JS object, one level down\nOK = True\n",
+	}})
+	cfg := host.Config{Packages: []string{"jsholder"}, PackageIndex: ix.PyodideURL(), PackageDir: t.TempDir(), CacheDir: testenv.CacheDir(t)}
+	sb := newSandbox(t, cfg)
+	if info, err := sb.Info(t.Context()); err != nil || !info.Snapshot {
+		t.Errorf("booted from a snapshot: %v, %v", info, err)
+	}
+	if got := value(t, exec(t, sb, "import sys\n['jsholder' in sys.modules, __import__('jsholder').OK, list(sys.modules['jsholder'].HELD[0])]")); fmt.Sprint(got) != "[false true [1 2]]" {
+		t.Errorf("got %v", got)
+	}
+	// The next start does not try again: it prepares nothing.
+	var mu sync.Mutex
+	var said []string
+	cfg.Notify = func(m string) {
+		mu.Lock()
+		said = append(said, m)
+		mu.Unlock()
+	}
+	again := newSandbox(t, cfg)
+	if info, err := again.Info(t.Context()); err != nil || !info.Snapshot {
+		t.Errorf("second start booted from a snapshot: %v, %v", info, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if slices.ContainsFunc(said, func(m string) bool { return strings.HasPrefix(m, "preparing the Python runtime") }) {
+		t.Errorf("the second start tried to build the snapshot again: %q", said)
 	}
 }

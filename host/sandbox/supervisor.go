@@ -227,12 +227,23 @@ func Start(ctx context.Context, opts Options) (*Supervisor, error) {
 		return nil, err
 	}
 	if !opts.NoSnapshot {
-		s.snapshot, err = ensureSnapshot(ctx, s.log, opts.Notify, opts.CacheDir, s.runnerDir, opts.Runtime, opts.Packages)
-		if err != nil && opts.Packages != nil && len(opts.Packages.Preload) > 0 && ctx.Err() == nil {
+		pk := opts.Packages
+		// A package set whose snapshot could not be built is not tried
+		// again (until the runtime or runner changes the key).
+		failed := snapshotPath(opts.CacheDir, opts.Runtime, pk) + ".failed"
+		if pk != nil && len(pk.Preload) > 0 {
+			if _, statErr := os.Stat(failed); statErr == nil {
+				s.log.Debug("the package set's snapshot could not be built before: using the bare one", "preload", pk.Preload)
+				pk = nil
+			}
+		}
+		s.snapshot, err = ensureSnapshot(ctx, s.log, opts.Notify, opts.CacheDir, s.runnerDir, opts.Runtime, pk)
+		if err != nil && pk != nil && len(pk.Preload) > 0 && ctx.Err() == nil {
 			// The packages could not be imported into a snapshot: the
 			// bare one still boots fast, and they import on first use.
 			s.log.Error("no memory snapshot with the packages imported: booting from the bare snapshot; the packages are imported when the code imports them",
-				"preload", opts.Packages.Preload, "error", err)
+				"preload", pk.Preload, "error", err)
+			_ = os.WriteFile(failed, []byte(err.Error()), 0o600)
 			s.snapshot, err = ensureSnapshot(ctx, s.log, opts.Notify, opts.CacheDir, s.runnerDir, opts.Runtime, nil)
 		}
 		if err != nil {

@@ -1,4 +1,5 @@
-"""HTTP libraries over the sandbox's fetch, like http.client
+"""HTTP libraries (and micropip) adapted to the sandbox as they are
+imported. HTTP libraries go over the sandbox's fetch, like http.client
 (httpclient.py): urllib3 (and so requests) and httpx, when they are
 installed, are adapted as they are imported, so that they work
 synchronously (and httpx's async client by awaiting), under exactly the
@@ -7,8 +8,9 @@ sandbox's network rules.
 - urllib3 (1.26 and 2.x): its connections are http.client's, which
   httpclient.py already sends through fetch; only their connect() (a
   socket, TLS) is replaced, and a connection is never "dropped" (there is
-  no socket to poll). urllib3 2's own Emscripten backend (a browser's
-  XMLHttpRequest or a worker) is set aside for the same path.
+  no socket to poll). urllib3 2's own Emscripten backend is set aside for
+  the same path (it would connect too, through JSPI, but a refusal would
+  read "run again with the --allow-net flag").
 - httpx: its transports (HTTPTransport, AsyncHTTPTransport) send each
   request as one fetch.
 
@@ -113,7 +115,31 @@ def _patch_httpx(httpx):
     httpx.AsyncHTTPTransport.handle_async_request = handle_async_request
 
 
-_PATCHES = {"urllib3": _patch_urllib3, "httpx": _patch_httpx}
+def _patch_micropip(micropip):
+    """micropip installs packages of Pyodide's own distribution (those in
+    its lock) with pyodide.loadPackage, which the sandbox does not have:
+    the host installs them instead (allow_runtime_packages), from its
+    package index, or the error says how to declare them."""
+    compat = getattr(getattr(micropip, "_compat", None), "compatibility_layer", None)
+    if compat is None:
+        return
+
+    async def loadPackage(names, *args, **kwargs):
+        from .hostcall import start_call
+        from .packages import add_paths
+
+        if hasattr(names, "to_py"):
+            names = names.to_py()
+        if isinstance(names, str):
+            names = [names]
+        answer = await start_call("packages.install", {"names": [str(n) for n in names]})
+        add_paths(answer.get("paths") or [])
+
+    compat.loadPackage = staticmethod(loadPackage)
+    micropip._compat.loadPackage = loadPackage
+
+
+_PATCHES = {"urllib3": _patch_urllib3, "httpx": _patch_httpx, "micropip": _patch_micropip}
 
 
 class _Loader(importlib.abc.Loader):
