@@ -76,3 +76,30 @@ func TestStdioOverPipes(t *testing.T) {
 		t.Error("stdin is still non-blocking after the session")
 	}
 }
+
+// A stdin that is non-blocking already (Go polls it as it is) is read as
+// it is, and keeps its flag after the session.
+func TestStdioNonBlockingStdinKept(t *testing.T) {
+	r, w, err := os.Pipe() // non-blocking ends
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	tr, restore := Stdio(r, w)
+	if _, isFile := tr.(*mcp.IOTransport).Reader.(*os.File); isFile {
+		t.Error("a non-blocking stdin was duplicated")
+	}
+	restore()
+	rc, err := r.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flags int
+	if err := rc.Control(func(fd uintptr) { flags, err = unix.FcntlInt(fd, unix.F_GETFL, 0) }); err != nil {
+		t.Fatal(err)
+	}
+	if flags&unix.O_NONBLOCK == 0 {
+		t.Error("restore made a non-blocking stdin blocking")
+	}
+}

@@ -6,13 +6,15 @@ import (
 	"io"
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // pollable returns a non-blocking duplicate of f, read through the
-// network poller, when f is a pipe or a socket. O_NONBLOCK belongs to the
-// open file, which f shares with its duplicate: undo closes the duplicate
-// and clears the flag, so that whoever reads f after us (a shell) finds it
-// as it was.
+// network poller, when f is a blocking pipe or socket. O_NONBLOCK belongs
+// to the open file, which f shares with its duplicate: undo closes the
+// duplicate and clears the flag, so that whoever reads f after us (a
+// shell) finds it as it was.
 func pollable(f *os.File) (io.ReadCloser, func(), bool) {
 	fi, err := f.Stat()
 	if err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
@@ -22,11 +24,15 @@ func pollable(f *os.File) (io.ReadCloser, func(), bool) {
 	if err != nil {
 		return nil, nil, false
 	}
-	dup := -1
+	dup, flags := -1, 0
 	var dupErr error
 	if err := rc.Control(func(fd uintptr) {
-		dup, dupErr = syscall.Dup(int(fd))
-	}); err != nil || dupErr != nil {
+		if flags, dupErr = unix.FcntlInt(fd, unix.F_GETFL, 0); dupErr == nil && flags&unix.O_NONBLOCK == 0 {
+			dup, dupErr = syscall.Dup(int(fd))
+		}
+	}); err != nil || dupErr != nil || dup < 0 {
+		// Already non-blocking (then os.Stdin is polled as it is), or
+		// not to be duplicated.
 		return nil, nil, false
 	}
 	syscall.CloseOnExec(dup)
