@@ -217,8 +217,8 @@ class Task:
 
 def _help_text(path):
     header = (
-        f"Namespace '{path}': tools that run on the host. Call {path}.tool(...), or "
-        f'{path}.tool.task(...) for a background Task; help({path}.tool) or sbx.inspect("{path}.tool") for one tool.'
+        f"Namespace '{path}' (its tools run on the host): {path}.tool(...), or {path}.tool.task(...) "
+        f"for a background Task; help({path}.tool) for one tool."
     )
     try:
         doc = host_call("help", {"path": path})
