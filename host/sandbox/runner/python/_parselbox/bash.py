@@ -31,6 +31,8 @@ def bash(command):
     - A non-zero exit with something on stderr raises
       RuntimeError("bash exit N: <stderr>"); otherwise stdout is returned.
     - curl follows the sandbox's network rules.
+    - Limits per call: 50 000 commands and loop iterations, call depth 100;
+      the execution's timeout ends it.
     - A WASI program in a directory's bin/ (/workspace/bin/tool.wasm, or a
       mount's bin/) is the command tool, usable in pipelines."""
     import _pbx_bash

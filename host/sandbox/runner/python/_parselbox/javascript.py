@@ -242,13 +242,14 @@ def js(code, **kwargs):
     between calls (keep state in Python or in files).
     - The keyword arguments are in scope as JS values: dict → object,
       list/tuple → array, bytes → Uint8Array, functions → JS functions that
-      call back into Python.
+      call back into Python, with every argument JS passes (Array.map passes
+      value, index, array: take lambda x, *_: ...).
     - The result comes back as JSON-like Python data, typed arrays as bytes.
     - Also in scope: each require()d module under its alias, and
       resolvePath(p), the host path of a sandbox path (resolvePath("data.csv"))
       for Deno's file APIs.
-    - JS has the same files and network rules as Python, and no environment or
-      processes. JS still running at the time limit ends the call with an
+    - JS has the same files and network rules as Python, and no environment,
+      processes or eval/Function. JS still running at the time limit ends the call with an
       error: the sandbox is restarted.
     Example: js("return xs.map(x => x * 2)", xs=[1, 2]) == [2, 4]"""
     if not _isinstance(code, _str):
