@@ -46,8 +46,10 @@ func TestBash(t *testing.T) {
 	if got := value(t, exec(t, sb, `bash("echo hi")`)); got != "hi\n" {
 		t.Errorf("echo: %q", got)
 	}
-	// The guide (help(), Prompt()) says how to use it.
-	if got, _ := value(t, exec(t, sb, `help()`)).(string); !strings.Contains(got, "## Shell: bash(command)") || !strings.Contains(sb.Prompt(), "bash exit N") {
+	// The guide (help(), Prompt()) says how to use it; help(bash) the
+	// details (TestHelpDetails).
+	if got, _ := value(t, exec(t, sb, `help()`)).(string); !strings.Contains(got, "`bash(\"grep -c x data.csv | sort\")` returns stdout") ||
+		!strings.Contains(got, "help(bash)") || !strings.Contains(sb.Prompt(), "bash exit N") {
 		t.Errorf("the guide does not describe bash(): %q", got)
 	}
 	// Pipes, loops, the working directory, HOME and USER.

@@ -239,7 +239,7 @@ func TestDiscovery(t *testing.T) {
 	t.Parallel()
 	sb, _ := newMissionSandbox(t)
 	tree := value(t, exec(t, sb, "help(mission)")).(string)
-	for _, want := range []string{"Remote namespace 'mission'", "Description: Mission control.", "├── add(a: int, b: int) -> int  # Adds two numbers.", "└── nav\n    └── distance("} {
+	for _, want := range []string{"Namespace 'mission' (its tools run on the host): mission.tool(...), or mission.tool.task(...)", "help(mission.tool) for one tool", "Description: Mission control.", "├── add(a: int, b: int) -> int  # Adds two numbers.", "└── nav\n    └── distance("} {
 		if !strings.Contains(tree, want) {
 			t.Errorf("help(mission) lacks %q:\n%s", want, tree)
 		}

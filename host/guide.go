@@ -69,9 +69,8 @@ func (s *Sandbox) guide(signatures bool) string {
 	} else if sigs := s.ToolSignatures(context.Background()); sigs != "" {
 		b.WriteString("\n## Tools available (Python signatures; call them as ns.tool(...))\n```python\n" + sigs + "```\n")
 	}
-	b.WriteString(guideShell)
 	b.WriteString(guideTools)
-	b.WriteString(guideJS)
+	b.WriteString(guideMore)
 	if s.cfg.UI {
 		b.WriteString(ui.Guide)
 	}
@@ -97,46 +96,25 @@ func (s *Sandbox) memoryMB() int {
 
 const guideIntro = `# Parselbox sandbox guide
 
-You have a stateful Python 3 sandbox (Pyodide). Each execution runs your code and returns
-the value of its last expression; variables, imports and functions persist between executions.
-
-## Running code
-- Return data as the last expression; print() output is captured separately and may not be
-  shown to you. Results must be JSON-friendly (dicts, lists, strings, numbers); anything else
-  comes back as its repr.
-- Top-level await works: ` + "`await asyncio.sleep(1)`" + `, ` + "`await asyncio.gather(...)`" + `. Threads and
-  subprocesses are not available.
-- An execution that runs past the time limit gets a KeyboardInterrupt; your variables survive.
-- Files you create or change under /workspace, /files or a read/write mount are reported.
-`
-
-const guideShell = `
-## Shell: bash(command)
-- ` + "`bash(\"grep -c x data.csv | sort\")`" + ` returns stdout; a non-zero exit with stderr raises
-  ` + "`RuntimeError(\"bash exit N: ...\")`" + `. An emulated shell (just-bash): pipes, redirections, loops,
-  functions, globs, ls/cat/grep/sed/awk/jq/sort/find/curl...; no processes, no ` + "`<(...)`" + `.
-- It sees the same files as Python (/workspace, /files, mounts) and starts in /workspace; each
-  call is a fresh shell (cd and variables do not persist, files do). curl follows the network rules.
-- A WASI program in a directory's bin/ (e.g. /workspace/bin/tool.wasm) is the command ` + "`tool`" + `.
+A stateful Python 3 sandbox (Pyodide): variables, imports and functions persist between
+executions. An execution returns the value of its last expression (JSON-friendly data; anything
+else comes back as its repr); print() output is captured separately and may not be shown to you.
+Top-level await works (` + "`await asyncio.gather(...)`" + `); threads and subprocesses do not. Past the
+time limit an execution gets a KeyboardInterrupt; your variables survive. Files you create or
+change under /workspace, /files or a read/write mount are reported.
 `
 
 const guideTools = `
 ## Tools
-Namespaces are Python objects whose methods run on the host:
-- Call: ` + "`ns.tool(a=1)`" + ` looks synchronous and returns the result; positional arguments follow the
-  tool's parameter order. A failure raises a Python exception with the tool's message
-  (PermissionError, TimeoutError, ValueError for bad arguments, RuntimeError otherwise).
-- Background: ` + "`t = ns.tool.task(...)`" + ` returns a Task at once. ` + "`t.status()`" + `, ` + "`t.tail(n)`" + ` (its log),
-  ` + "`t.send(msg)`" + `, ` + "`t.cancel()`" + `, ` + "`await t.wait(timeout)`" + `, ` + "`await t`" + ` for the result.
-  Run many at once with ` + "`await asyncio.gather(*[ns.tool.task(x) for x in items])`" + `.
-  ` + "`.task`" + ` must be the last accessor: ` + "`ns.sub.tool.task(...)`" + `. Tasks outlive the execution that started them.
-- Long runs: ` + "`sbx.progress(done, total=None, message=None)`" + ` shows the user how far the code has got
-  while it runs (in js() code too).
-
-## Discovering tools
-1. ` + "`sbx.info()`" + ` — the namespaces, files, mounts and limits. Start here.
-2. ` + "`sbx.search(\"pattern\")`" + ` — tools matching a regular expression, across all namespaces.
-3. ` + "`help(ns)`" + ` — a namespace's tree; ` + "`help(ns.tool)`" + ` or ` + "`sbx.inspect(\"ns.tool\")`" + ` — its description,
-   parameters (JSON Schema) and output.
-4. ` + "`sbx.preview(data)`" + ` — a short summary of a large result before you return it.
+- ` + "`ns.tool(a=1)`" + ` runs on the host and returns the result (positional arguments follow the tool's
+  parameter order). A failure raises PermissionError, TimeoutError, ValueError (bad arguments) or
+  RuntimeError, with the tool's message.
+- ` + "`t = ns.tool.task(...)`" + ` (` + "`.task`" + ` last) returns a background Task at once; it outlives the execution:
+  ` + "`await t`" + ` (the result), ` + "`t.status()`" + `, ` + "`t.tail(n)`" + `, ` + "`t.send(msg)`" + `, ` + "`t.cancel()`" + `, ` + "`await t.wait(timeout)`" + `.
+  Many at once: ` + "`await asyncio.gather(*[ns.tool.task(x) for x in items])`" + `.
+- Discover: ` + "`sbx.info()`" + ` (namespaces, files, limits; start here), ` + "`sbx.search(\"regex\")`" + ` (tools
+  of all namespaces), ` + "`help(ns)`" + ` (its tools' signatures), ` + "`help(ns.tool)`" + ` (one tool) or
+  ` + "`sbx.inspect(\"ns.tool\")`" + ` (JSON Schemas); ` + "`sbx.preview(data)`" + ` summarizes a large result.
+- Long runs: ` + "`sbx.progress(done, total=None, message=None)`" + ` shows the user how far the code has
+  got while it runs (in js() code too).
 `

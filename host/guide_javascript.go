@@ -6,20 +6,19 @@ import (
 	"github.com/parselbox/parselbox/host/packages"
 )
 
-// The guide's lines on JavaScript: js(), require() and what is installed.
+// The guide's lines on bash(), js() and require(): the call shape in a
+// line or two each; the details are their docstrings, help(bash),
+// help(js) and help(require) in the sandbox (host/sandbox/runner/python).
 
-const guideJS = `
-## JavaScript
-- ` + "`js(code, **kwargs)`" + ` runs code as the body of a fresh async JS function (` + "`return`" + ` a value;
-  ` + "`await`" + ` works; nothing persists between calls). kwargs arrive as JS values (dict → object,
-  bytes → Uint8Array, functions callable from JS); the result comes back as Python data.
-  ` + "`resolvePath(\"data.csv\")`" + ` gives the host path of a file for Deno's file APIs;
-  ` + "`sbx.progress(done, total, message)`" + ` reports progress as in Python. JS has the same
-  files and network as Python, and no environment or processes.
-- ` + "`m = require(\"lodash\")`" + ` loads an npm package installed by the host; ` + "`require(\"./utils.ts\")`" + ` a local
-  .js/.ts file (re-read on every call). Functions are called from Python (` + "`m.chunk([1, 2, 3], 2)`" + `),
-  classes constructed (` + "`Vec(1, 2)`" + `), objects keep their methods (` + "`dayjs(\"2024-01-01\").add(1, \"day\")`" + `);
-  the module is also in js() under its alias (` + "`js-yaml`" + ` → ` + "`jsYaml`" + `, ` + "`./my-utils.ts`" + ` → ` + "`myUtils`" + `).
+const guideMore = `
+## Shell and JavaScript (details: help(bash), help(js), help(require))
+- ` + "`bash(\"grep -c x data.csv | sort\")`" + ` returns stdout: an emulated shell (pipes, loops, grep/sed/awk/
+  jq/curl...) over the same files, a fresh one per call, in /workspace; a non-zero exit with stderr
+  raises ` + "`RuntimeError(\"bash exit N: ...\")`" + `.
+- ` + "`js(\"return a + 1\", a=1)`" + ` runs the body of a fresh async JavaScript function; its result comes back
+  as Python data. Same files and network as Python.
+- ` + "`m = require(\"lodash\")`" + ` (an npm package) or ` + "`require(\"./utils.ts\")`" + ` (a local .js/.ts file): call
+  its functions and classes from Python (` + "`m.chunk([1, 2, 3], 2)`" + `); js() sees it as ` + "`lodash`" + `, ` + "`utils`" + `.
 `
 
 // npmLine is the guide's line on npm packages, or "".

@@ -54,13 +54,13 @@ d = dayjs("2024-01-31").add(1, "day")
 
 	// The guide, help() and sbx.info() say what is installed.
 	if want := "- npm packages for require(): lodash@4.17.21, dayjs@1.11.13, js-yaml@4.1.0, zod@3.23.8."; !strings.Contains(sb.Prompt(), want) ||
-		!strings.Contains(sb.Prompt(), "## JavaScript") {
+		!strings.Contains(sb.Prompt(), "help(js), help(require)") {
 		t.Errorf("the guide does not say %q:\n%s", want, sb.Prompt())
 	}
 	r = exec(t, sb, `[sbx.info()["javascript"]["npm_packages"], help(require).split("\n")[0], help(js).split("\n")[0]]`)
 	want = []any{[]any{"lodash@4.17.21", "dayjs@1.11.13", "js-yaml@4.1.0", "zod@3.23.8"},
-		"require(name, alias=None): loads a JavaScript module and returns it as",
-		"js(code, **kwargs): runs code as the body of a fresh async JavaScript"}
+		"require(name: str, alias: str | None = None) -> module",
+		"js(code: str, **kwargs) -> value"}
 	if diff := cmp.Diff(want, value(t, r)); diff != "" {
 		t.Errorf("info and help (-want +got):\n%s", diff)
 	}

@@ -146,13 +146,28 @@ func toolHelp(path string, t *sdk.ToolInfo) string {
 // maxSummary bounds the description shown next to a tool in help(ns).
 const maxSummary = 100
 
-// firstLine is the first line of a description, cut to maxSummary
-// characters.
+// firstLine is the first sentence of a description's first line, cut to
+// maxSummary characters: the summary next to a tool in help(ns) and in the
+// signatures (a model reads it on every turn; help(ns.tool) has the rest).
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	s = strings.TrimSpace(s)
+	s = firstSentence(strings.TrimSpace(s))
 	if r := []rune(s); len(r) > maxSummary {
 		s = strings.TrimSpace(string(r[:maxSummary-1])) + "…"
+	}
+	return s
+}
+
+// firstSentence is s up to the end of its first sentence (a period
+// followed by a space, not after "e.g" or "i.e"), or s.
+func firstSentence(s string) string {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] != '.' || s[i+1] != ' ' {
+			continue
+		}
+		if head := s[:i]; !strings.HasSuffix(head, "e.g") && !strings.HasSuffix(head, "i.e") {
+			return head + "."
+		}
 	}
 	return s
 }

@@ -21,7 +21,32 @@ _isinstance, _str = isinstance, str
 
 
 class Router:
-    """Routes of the served app: @api.get(path), @api.post(path), ..."""
+    """api: the handlers of the web app the host serves from /workspace (the
+    guide says at which URL when it is on).
+
+    @api.get("/items")       # GET URL/api/items?q=x -> handler(params), params = {"q": "x"}
+    def items(params):
+        return {"items": find(params.get("q"))}
+
+    @api.post("/items")      # POST with a JSON body -> handler(body) (None when empty)
+    async def add(body):     # sync or async; may call tools and .task()s
+        return {"saved": db.insert(row=body)}
+
+    - api.put, api.patch and api.delete too. A path without /api gets it in front.
+    - Handlers run in this sandbox, with its state and namespaces, while
+      your code waits (a tool call, a sleep) or between executions; files
+      they write are listed in the files of your next execution.
+    - The return value is the JSON answer; an exception is a 500 with
+      {"error": message, "traceback": ...}; an unknown route a 404; a body that
+      is not JSON a 400.
+    - api.list_routes() → [{"method", "path"}]; api.clear() removes them all.
+    - Files in /workspace are served: index.html at URL/, other files by path;
+      /files/NAME serves input files. Pages reload by themselves when their
+      files change.
+    - Pages call handlers with await pbx.call("items", body) (POST;
+      {method: "GET"} for GET) or fetch("/api/items").
+    - POST URL/_upload (multipart) saves files into /files and answers
+      {"uploaded": [{"name", "path", "size"}]}; URL/_routes lists the routes."""
 
     def __init__(self):
         self._routes = {}

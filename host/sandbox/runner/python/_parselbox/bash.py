@@ -15,13 +15,25 @@ from .hostcall import run_sync
 
 
 def bash(command):
-    """bash(command) runs a shell command line in the sandbox and returns its
-    stdout (str). Pipes, redirections, loops, functions, globs and the usual
-    tools (ls, cat, grep, sed, awk, jq, sort, find, curl ...) are there; each
-    call is a fresh shell in /workspace (cd, variables and functions do not
-    persist; files do). A non-zero exit with something on stderr raises
-    RuntimeError("bash exit N: <stderr>"). WASI programs in a mount's bin/
-    (bin/NAME.wasm) are commands too."""
+    """bash(command: str) -> str
+
+    Runs a shell command line over the sandbox's files and returns its stdout.
+    The shell is just-bash, emulated in the sandbox: pipes, redirections,
+    loops, functions, globs and the usual tools (ls, cat, grep, sed, awk, jq,
+    sort, find, curl ...); no processes are started, and there is no process
+    substitution (<(...)).
+    - It sees the same files as Python (/workspace, /files, /mnt/* with their
+      read-only or read/write modes; what one writes the other reads at once),
+      starts in /workspace and has Python's os.environ.
+    - Each call is a fresh shell: cd, variables and functions do not persist;
+      files do.
+    - A non-zero exit with something on stderr raises
+      RuntimeError("bash exit N: <stderr>"); otherwise stdout is returned.
+    - curl follows the sandbox's network rules.
+    - Limits per call: 50 000 commands and loop iterations, call depth 100;
+      the execution's timeout ends it.
+    - A WASI program in a directory's bin/ (/workspace/bin/tool.wasm, or a
+      mount's bin/) is the command tool, usable in pipelines."""
     import _pbx_bash
 
     if not isinstance(command, str):

@@ -20,10 +20,21 @@ _view = _View()
 
 
 def display(content):
-    """Shows HTML under the result, in clients that render MCP Apps.
+    """display(content: str | os.PathLike) -> None
 
-    content is HTML (any string with a "<"), or the path of a file that
-    holds it. The last display() of an execution wins; return data too."""
+    Shows HTML to the user under this execution's result, in MCP clients that
+    render MCP Apps.
+    - content is HTML (any string with a "<"), or the path of a file that holds
+      it, relative to /workspace: display("page.html").
+    - One view per execution: the last display() wins. The view is for the
+      user; still return the data you need as the last expression.
+    - Tailwind CSS (v4) and daisyUI (v5) are loaded: use their classes
+      (class="btn btn-primary", class="table table-zebra").
+    - Images as data: URIs and inline SVG work; the view cannot fetch from the
+      internet: fetch data in Python and put it in the HTML.
+    - With the workspace served as an app, await pbx.call("route", body) in the
+      view's JavaScript reaches your @api handlers (POST by default;
+      {method: "GET"} for GET; a path without a leading / gets /api/ in front)."""
     if _isinstance(content, os.PathLike):
         content = os.fspath(content)
     if not _isinstance(content, _str):

@@ -235,14 +235,23 @@ JsProxy.__name__ = JsProxy.__qualname__ = "ParselboxJsProxy"
 
 
 def js(code, **kwargs):
-    """js(code, **kwargs): runs code as the body of a fresh async JavaScript
-    function (use return; await works; nothing persists between calls) and
-    returns its result as Python data (bytes for typed arrays). In scope:
-    resolvePath(p) (a sandbox path's host path, for Deno's file APIs),
-    sbx.progress(done, total, message) (as in Python), each
-    require()d module by its alias, and the keyword arguments (dict → object,
-    list → array, bytes → Uint8Array, functions callable from JS). JS has the
-    same files and network rules as Python, and no environment or processes."""
+    """js(code: str, **kwargs) -> value
+
+    Runs code as the body of a fresh async JavaScript function and returns its
+    result as Python data: return a value; await works; nothing persists
+    between calls (keep state in Python or in files).
+    - The keyword arguments are in scope as JS values: dict → object,
+      list/tuple → array, bytes → Uint8Array, functions → JS functions that
+      call back into Python, with every argument JS passes (Array.map passes
+      value, index, array: take lambda x, *_: ...).
+    - The result comes back as JSON-like Python data, typed arrays as bytes.
+    - Also in scope: each require()d module under its alias,
+      resolvePath(p), the host path of a sandbox path (resolvePath("data.csv"))
+      for Deno's file APIs, and sbx.progress(done, total, message) as in Python.
+    - JS has the same files and network rules as Python, and no environment,
+      processes or eval/Function. JS still running at the time limit ends the call with an
+      error: the sandbox is restarted.
+    Example: js("return xs.map(x => x * 2)", xs=[1, 2]) == [2, 4]"""
     if not _isinstance(code, _str):
         raise TypeError(f"js() takes the code as a str, not {type(code).__name__}")
     for name in kwargs:
@@ -300,16 +309,25 @@ _modules = {}
 
 
 def require(name, alias=None):
-    """require(name, alias=None): loads a JavaScript module and returns it as
-    a proxy (its functions callable from Python, its classes constructible).
-    Local files start with "." or "/" (.js, .mjs or .ts, compiled by Deno and
-    re-imported on every call, so edits are picked up; .wasm: a library's
-    exports, or a WASI command as a callable); anything else is an
-    npm package ("lodash", "@scope/pkg"), installed by the host: declared in
-    packages (packages = ["npm:lodash@4.17.21"]), or installed on request when
-    allow_runtime_packages is on. The module is also in js()'s scope under
-    its alias (the name if it is an identifier, else camelCase:
-    js-yaml → jsYaml, ./my-utils.ts → myUtils)."""
+    """require(name: str, alias: str | None = None) -> module
+
+    Loads a JavaScript module and returns it as a proxy usable from Python.
+    - npm packages ("lodash", "@scope/pkg") are installed by the host: declared
+      in the configuration (packages = ["npm:lodash@4.17.21"]), or installed on
+      the first require() when allow_runtime_packages is on. The guide and
+      sbx.info() say which are installed.
+    - Local files start with "." or "/": .js, .mjs or .ts (compiled by Deno),
+      re-imported on every call so edits are picked up; .wasm: a library's
+      exports as methods, or a WASI command as a callable
+      name(args, stdin, env, preopens, argv0) → {exit, stdout, stderr, missing}.
+    - Functions are called from Python (m.chunk([1, 2, 3], 2)); classes are
+      constructed without new (Vec(1, 2)); objects and class instances keep
+      their methods and chain (dayjs("2024-01-01").add(1, "day").format());
+      plain data comes back as Python values, bytes as bytes.
+    - The module is also in js()'s scope under its alias: the name if it is an
+      identifier, else camelCase of the file stem or of the package name
+      without its scope (js-yaml → jsYaml, ./my-utils.ts → myUtils); alias=
+      chooses another."""
     if not _isinstance(name, _str) or not name:
         raise TypeError("require() takes the module's name as a non-empty str")
     if alias is not None and (not _isinstance(alias, _str) or not _IDENT.match(alias)):

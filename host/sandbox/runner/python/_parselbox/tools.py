@@ -4,6 +4,7 @@ import asyncio
 import builtins
 import os
 import time
+from inspect import cleandoc as _cleandoc
 
 from . import MAIN, on_configure
 from .hostcall import host_call, start_call
@@ -216,11 +217,8 @@ class Task:
 
 def _help_text(path):
     header = (
-        f"Remote namespace '{path}' — methods execute on the host and return results.\n"
-        f"  Call:       {path}.method(args)\n"
-        f"  Background: {path}.method.task(args) → returns a Task object\n"
-        f'  Details:    sbx.inspect("{path}.method") → description, parameters, and types\n'
-        f'  Search:     sbx.search("pattern") → find across all namespaces'
+        f"Namespace '{path}' (its tools run on the host): {path}.tool(...), or {path}.tool.task(...) "
+        f"for a background Task; help({path}.tool) for one tool."
     )
     try:
         doc = host_call("help", {"path": path})
@@ -236,12 +234,14 @@ def help(obj=None):
     description and the tree of its tools, each with its signature; help(ns.tool)
     the tool's signature line (parameters, types, defaults), then its
     description (sbx.inspect gives the JSON Schemas); help(anything else) its
-    docstring. It returns; it never prints."""
+    docstring (help(bash), help(js), help(require), help(display), help(api),
+    help(Task)), without its indentation. It returns; it never prints."""
     if obj is None:
         return host_call("call", {"path": "sbx.help", "args": [], "kwargs": {}})
     if _isinstance(obj, Namespace):
         return _help_text(obj._pbx_path)
-    return getattr(obj, "__doc__", None)
+    doc = getattr(obj, "__doc__", None)
+    return _cleandoc(doc) if _isinstance(doc, _str) else doc
 
 
 @on_configure
