@@ -191,6 +191,9 @@ await attempt('import remote', () => import('https://deno.land/std/version.ts'))
 await attempt('import npm', () => import('npm:left-pad@1.3.0'));
 await attempt('permission request', async () => (await Deno.permissions.request({name: 'env'})).state === 'granted' ? 'granted' : (() => { throw {name: 'denied'} })());
 await attempt('resolvePath escape', () => resolvePath('/mnt/ro/escdir/secret.txt'));
+await attempt('read the interrupt pipe', () => Deno.open('/dev/fd/3', {read: true}));
+await attempt('node read the interrupt pipe', () => fs.openSync('/dev/fd/3', 'r'));
+await attempt('write fd 3', () => fs.writeSync(3, 'x'));
 await attempt('eval', () => eval('1'));
 await attempt('Function', () => new Function('return 1')());
 return out;
@@ -203,6 +206,7 @@ return out;
 		"fetch": te, "connect": nc, "listen": nc,
 		"import file": te, "import cache": te, "import remote": te, "import npm": te,
 		"permission request": "denied", "resolvePath escape": "Error", "eval": "EvalError", "Function": "EvalError",
+		"read the interrupt pipe": nc, "node read the interrupt pipe": nc, "write fd 3": "Error",
 	}
 	if diff := cmp.Diff(want, output(t, r)); diff != "" {
 		t.Errorf("refusals (-want +got):\n%s", diff)
