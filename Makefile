@@ -10,7 +10,7 @@ STAMP     := $(RUNTIME)/node_modules/.installed
 GOFLAGS   ?=
 TEST_TIMEOUT ?= 20m
 
-.PHONY: all build runtime fixtures browser test fleet-test image image-test demo bench bench-tokens proto lint fuzz clean install
+.PHONY: all build runtime fixtures browser pyclients test fleet-test image image-test demo bench bench-tokens proto lint fuzz clean install
 
 all: build
 
@@ -61,11 +61,24 @@ browser:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } || \
 		echo "make browser: chromium could not be installed: the browser tests will skip"
 
+## pyclients: Debian's requests and httpx (pure Python), from which the tests
+## build the wheels of the HTTP-library tests (installed with apt-get when
+## missing; where they cannot be, those tests skip and say so)
+PYCLIENTS := python3-requests python3-urllib3 python3-six python3-idna python3-certifi \
+	python3-charset-normalizer python3-httpx python3-httpcore python3-h11 python3-anyio \
+	python3-sniffio python3-rfc3986
+pyclients:
+	@test -d /usr/lib/python3/dist-packages/httpx -a -d /usr/lib/python3/dist-packages/requests || \
+		{ command -v apt-get >/dev/null 2>&1 && apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(PYCLIENTS) >/dev/null; } || \
+		echo "make pyclients: requests and httpx could not be installed: their tests will skip"
+
 ## test: build what the tests need, then run every test against the real runtime
 # (atexit_sleep_ms=0: the race detector otherwise sleeps 1 s in every plugin exit;
 # with chromium present, a browser test cannot skip)
-test: build fixtures browser
+test: build fixtures browser pyclients
 	PARSELBOX_REQUIRE_BROWSER=$$(command -v chromium >/dev/null 2>&1 && echo 1) \
+	PARSELBOX_REQUIRE_PYCLIENTS=$$(test -d /usr/lib/python3/dist-packages/httpx && echo 1) \
 	PARSELBOX_REQUIRE_RUNTIME=1 PARSELBOX_REQUIRE_NPM=1 PARSELBOX_RUNTIME=$(CURDIR)/$(RUNTIME) GORACE=atexit_sleep_ms=0 \
 		$(GO) test -race -timeout=$(TEST_TIMEOUT) ./...
 
@@ -101,8 +114,9 @@ bench: build fixtures
 	$(GO) run ./bench -runtime $(CURDIR)/$(RUNTIME) -out bench-results.json $(BENCH_FLAGS)
 
 ## bench-tokens: the tokens a model reads for one fixed task against the demo's
-## servers, every tool as an MCP tool vs execute_code (counted with the pinned
-## gpt-tokenizer, o200k_base); merged into bench-results.json
+## servers (seeded: 500 pets, 75 countries), every tool as an MCP tool vs
+## execute_code (counted with the pinned gpt-tokenizer, o200k_base); merged
+## into bench-results.json
 bench-tokens: build fixtures
 	$(GO) run ./bench/tokens -runtime $(CURDIR)/$(RUNTIME) -bin $(BIN) -out bench-results.json
 

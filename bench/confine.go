@@ -21,6 +21,9 @@ var confineTargets = []target{
 	{"exec_p50_confined_ms", "exec_p50_unconfined_ms", "≤ unconfined + 0.1 ms", func(r results) bool {
 		return r.v("exec_p50_confined_ms") <= r.v("exec_p50_unconfined_ms")+0.1
 	}},
+	{"exec_confined_minus_unconfined_p50_ms", "", "≤ 0.1 ms (paired)", func(r results) bool {
+		return r.v("exec_confined_minus_unconfined_p50_ms") <= 0.1
+	}},
 	{"exec_p99_confined_ms", "exec_p99_unconfined_ms", "", nil},
 }
 
@@ -116,6 +119,9 @@ func (b *bench) confinedExecRun(ctx context.Context, spec *confine.Spec, start f
 			}
 		}
 	}
+	// Paired: each confined sample minus the unconfined one taken next to
+	// it, so that load that comes and goes weighs on both alike.
+	b.add("exec_confined_minus_unconfined_p50_ms", percentile(minus(on, off), 50))
 	b.add("exec_p50_confined_ms", percentile(on, 50))
 	b.add("exec_p50_unconfined_ms", percentile(off, 50))
 	b.add("exec_p99_confined_ms", percentile(on, 99))

@@ -31,9 +31,9 @@ func (s *Sandbox) guide(signatures bool) string {
 	fmt.Fprintf(&b, "- Limits: %s per execution; %d MB of Python memory.\n", fmtTimeout(s.timeout), s.memoryMB())
 	switch {
 	case s.cfg.Network:
-		b.WriteString("- Network: open (urllib.request, http.client, pyodide.http.pyfetch; synchronous calls work).\n")
+		b.WriteString("- Network: open (urllib.request, http.client, requests/httpx if installed, pyodide.http.pyfetch; synchronous calls work).\n")
 	case len(s.cfg.AllowNet) > 0:
-		fmt.Fprintf(&b, "- Network: only %s (urllib.request, http.client, pyodide.http.pyfetch); any other address raises PermissionError (URLError from urllib).\n", strings.Join(s.cfg.AllowNet, ", "))
+		fmt.Fprintf(&b, "- Network: only %s (urllib.request, http.client, requests/httpx if installed, pyodide.http.pyfetch); any other address raises PermissionError (URLError from urllib, ConnectionError from requests, ConnectError from httpx).\n", strings.Join(s.cfg.AllowNet, ", "))
 	default:
 		b.WriteString("- Network: none. Reach outside systems through the namespaces below.\n")
 	}
@@ -130,6 +130,8 @@ Namespaces are Python objects whose methods run on the host:
   ` + "`t.send(msg)`" + `, ` + "`t.cancel()`" + `, ` + "`await t.wait(timeout)`" + `, ` + "`await t`" + ` for the result.
   Run many at once with ` + "`await asyncio.gather(*[ns.tool.task(x) for x in items])`" + `.
   ` + "`.task`" + ` must be the last accessor: ` + "`ns.sub.tool.task(...)`" + `. Tasks outlive the execution that started them.
+- Long runs: ` + "`sbx.progress(done, total=None, message=None)`" + ` shows the user how far the code has got
+  while it runs (in js() code too).
 
 ## Discovering tools
 1. ` + "`sbx.info()`" + ` — the namespaces, files, mounts and limits. Start here.

@@ -13,7 +13,8 @@ const guideJS = `
 - ` + "`js(code, **kwargs)`" + ` runs code as the body of a fresh async JS function (` + "`return`" + ` a value;
   ` + "`await`" + ` works; nothing persists between calls). kwargs arrive as JS values (dict → object,
   bytes → Uint8Array, functions callable from JS); the result comes back as Python data.
-  ` + "`resolvePath(\"data.csv\")`" + ` gives the host path of a file for Deno's file APIs. JS has the same
+  ` + "`resolvePath(\"data.csv\")`" + ` gives the host path of a file for Deno's file APIs;
+  ` + "`sbx.progress(done, total, message)`" + ` reports progress as in Python. JS has the same
   files and network as Python, and no environment or processes.
 - ` + "`m = require(\"lodash\")`" + ` loads an npm package installed by the host; ` + "`require(\"./utils.ts\")`" + ` a local
   .js/.ts file (re-read on every call). Functions are called from Python (` + "`m.chunk([1, 2, 3], 2)`" + `),

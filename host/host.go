@@ -341,9 +341,10 @@ type Progress = router.Progress
 
 // WithProgress returns a context whose executions (Sandbox.Execute) pass
 // what they report while they run to fn: sbx.progress(done, total,
-// message) from Python, and the log and progress lines of the tools they
-// call (redacted of the bridges' secrets), at most one every
-// router.MinProgressInterval. fn must not block (the MCP server queues).
+// message) from Python or js(), and the log and progress lines of the
+// tools they call (redacted of the bridges' secrets), at most one every
+// router.MinProgressInterval, with values that rise from one to the next.
+// fn must not block (the MCP server queues).
 func WithProgress(ctx context.Context, fn func(Progress)) context.Context {
 	return router.WithProgress(ctx, fn)
 }

@@ -16,10 +16,14 @@ import (
 func TestLiveProgressAndOutput(t *testing.T) {
 	t.Parallel()
 	sb, _ := newPluginSandbox(t)
+	if g := sb.Prompt(); !strings.Contains(g, "sbx.progress(done, total=None, message=None)") {
+		t.Errorf("the guide does not mention sbx.progress:\n%s", g)
+	}
 	var (
 		mu     sync.Mutex
 		events []string
 		bridge []host.Progress
+		values []float64 // every report's, in order
 	)
 	add := func(s string) {
 		mu.Lock()
@@ -27,6 +31,9 @@ func TestLiveProgressAndOutput(t *testing.T) {
 		mu.Unlock()
 	}
 	ctx := host.WithProgress(t.Context(), func(p host.Progress) {
+		mu.Lock()
+		values = append(values, p.Progress)
+		mu.Unlock()
 		if p.Tool != "" {
 			mu.Lock()
 			bridge = append(bridge, p)
@@ -56,6 +63,7 @@ print("last", end="")
 	mu.Lock()
 	got := slices.Clone(events)
 	fromBridge := slices.Clone(bridge)
+	rising := slices.Clone(values)
 	mu.Unlock()
 	// "two" comes within the rate limit of nothing (a bridge line passed
 	// 150 ms before): it passes; "done" always passes.
@@ -66,8 +74,16 @@ print("last", end="")
 	if len(fromBridge) == 0 {
 		t.Fatal("no line of the bridge's task was reported")
 	}
+	// MCP wants each notification's progress above the last one's: the
+	// bridge's lines count up from sbx.progress's 1 of 3, below its 2.
+	for i := 1; i < len(rising); i++ {
+		if rising[i] <= rising[i-1] {
+			t.Errorf("progress values do not rise: %v", rising)
+			break
+		}
+	}
 	for _, p := range fromBridge {
-		if p.Tool != "tp.leak" || !strings.HasPrefix(p.Message, "tp.leak: ") || p.Progress != 1 {
+		if p.Tool != "tp.leak" || !strings.HasPrefix(p.Message, "tp.leak: ") || p.Progress <= 1 || p.Progress >= 2 || p.Total != 3 {
 			t.Errorf("bridge line %+v", p)
 		}
 		if strings.Contains(p.Message, configToken) || strings.Contains(p.Message, envKey) {
@@ -83,9 +99,14 @@ print("last", end="")
 	mu.Lock()
 	events, bridge = nil, nil
 	mu.Unlock()
-	r = exec(t, sb, `print("quiet"); sbx.progress(1, 1, "x"); 1`)
+	r = exec(t, sb, `print("quiet"); sbx.progress(1, 1, "x"); js("await sbx.progress(1, 1, 'x'); return 1")`)
 	if value(t, r) != 1.0 || r.Stdout != "quiet\n" {
 		t.Errorf("without a listener: %s, %q", r.Output, r.Stdout)
+	}
+	// In js(), a bad argument rejects the promise with the host's error.
+	r = exec(t, sb, `js("try { await sbx.progress('many') } catch (e) { return String(e.message) }")`)
+	if v, _ := value(t, r).(string); v != `ValueError: argument "done": expected number, got string` {
+		t.Errorf("js(): sbx.progress('many'): %v", v)
 	}
 	mu.Lock()
 	defer mu.Unlock()

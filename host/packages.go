@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/parselbox/parselbox/host/packages"
@@ -49,6 +50,7 @@ func (s *Sandbox) installPackages(ctx context.Context, opts *sandbox.Options) er
 		return fmt.Errorf("package directory: %w", err)
 	}
 	opts.Packages = &sandbox.Packages{Dir: store.SiteDir(), Runtime: cfg.AllowRuntimePackages}
+	python = s.withoutStdlib(opts, python)
 	if len(python) == 0 {
 		return nil
 	}
@@ -73,6 +75,28 @@ func (s *Sandbox) installPackages(ctx context.Context, opts *sandbox.Options) er
 	}
 	s.log.Info("packages installed by the host", "count", len(wheels), "dir", store.Dir)
 	return nil
+}
+
+// withoutStdlib leaves out the names of packages that are modules of the
+// runtime's standard library (importable as they are: nothing to install).
+func (s *Sandbox) withoutStdlib(opts *sandbox.Options, python []string) []string {
+	stdlib, err := packages.StdlibModules(filepath.Join(opts.Runtime.Pyodide, "python_stdlib.zip"))
+	if err != nil {
+		s.log.Warn("reading the standard library's module names", "error", err)
+		return python
+	}
+	var out, skipped []string
+	for _, p := range python {
+		if root, _, _ := strings.Cut(strings.TrimSpace(p), "."); packages.IsName(p) && stdlib[root] {
+			skipped = append(skipped, p)
+			continue
+		}
+		out = append(out, p)
+	}
+	if len(skipped) > 0 {
+		s.log.Info("packages that are in the standard library: nothing to install", "names", skipped)
+	}
+	return out
 }
 
 // packageStore is the package directory: the configuration's, or the

@@ -1,8 +1,10 @@
 package host_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -13,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/parselbox/parselbox/host"
 	"github.com/parselbox/parselbox/host/packages/pkgtest"
@@ -78,7 +82,8 @@ func TestPackagesErrors(t *testing.T) {
 	t.Parallel()
 	ix := pkgtest.NewIndex(t, pkgtest.Fixtures()...)
 	ix.BadSum = "betapkg"
-	cfg := host.Config{Packages: []string{"alphapkg", "nosuchpkg"}, PackageIndex: ix.PyodideURL(), PackageDir: t.TempDir()}
+	// json is in the standard library: not installed, not an error.
+	cfg := host.Config{Packages: []string{"alphapkg", "nosuchpkg", "json"}, PackageIndex: ix.PyodideURL(), PackageDir: t.TempDir()}
 	cfg.RuntimeDir = testenv.Runtime(t).Dir
 	cfg.CacheDir = testenv.CacheDir(t)
 	_, err := host.New(t.Context(), cfg)
@@ -90,6 +95,9 @@ func TestPackagesErrors(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
+	}
+	if strings.Contains(err.Error(), "json") {
+		t.Errorf("error %q names json, which is in the standard library", err)
 	}
 }
 
@@ -168,5 +176,220 @@ func TestPackagesInstallNoticed(t *testing.T) {
 		return strings.HasPrefix(m, "installing Python packages: still waiting for alphapkg (")
 	}) {
 		t.Errorf("nothing said about the slow install: %q", said)
+	}
+}
+
+// micropip comes from the package index like any package, and keeps working
+// for code that calls it: with the network granted to an index, it
+// installs from there, dependencies included; without, it fails saying the
+// address is not allowed.
+func TestMicropip(t *testing.T) {
+	t.Parallel()
+	ix := pkgtest.NewIndex(t, append(pkgtest.Fixtures(), pkgtest.Micropip())...)
+	u, err := url.Parse(ix.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	simple := strings.TrimSuffix(ix.SimpleURL(), "/") // as micropip's default is written
+	cfg := host.Config{Packages: []string{"micropip"}, PackageIndex: ix.PyodideURL(), PackageDir: t.TempDir(), AllowNet: []string{u.Host}}
+	sb := newSandbox(t, cfg)
+	// micropip keeps JS objects, which a memory snapshot cannot hold: it is
+	// left out of the package set's snapshot, which still boots.
+	if info, err := sb.Info(t.Context()); err != nil || !info.Snapshot {
+		t.Errorf("booted from a snapshot: %v, %v", info, err)
+	}
+	got := value(t, exec(t, sb, fmt.Sprintf(`import micropip
+await micropip.install("alphapkg", index_urls=[%q])
+import alphapkg
+[micropip.__version__, alphapkg.GREETING, sorted(p for p in micropip.list() if p.endswith("pkg"))]`, simple)))
+	if fmt.Sprint(got) != "[0.11.1 alpha+beta [alphapkg betapkg]]" {
+		t.Errorf("got %v", got)
+	}
+	for _, want := range []string{"/simple/alphapkg/", "/files/alphapkg-1.0-py3-none-any.whl", "/simple/betapkg/", "/files/betapkg-1.0-py3-none-any.whl"} {
+		if !slices.Contains(ix.Requests(), want) {
+			t.Errorf("micropip did not ask the index for %s: %q", want, ix.Requests())
+		}
+	}
+
+	cfg.AllowNet = nil
+	off := newSandbox(t, cfg)
+	e := raised(t, exec(t, off, fmt.Sprintf(`import micropip
+await micropip.install("gammadata", index_urls=[%q])`, simple)), "")
+	if want := "(during this execution, network access to " + u.Host + " was refused: it is not allowed in the sandbox by the host's network rules)"; !strings.HasSuffix(e.Message, want) {
+		t.Errorf("micropip without the network: %s: %s", e.Type, e.Message)
+	}
+	if slices.Contains(ix.Requests(), "/simple/gammadata/") {
+		t.Errorf("the sandbox reached the index without the network: %q", ix.Requests())
+	}
+}
+
+// httpLibraries are requests and httpx with their dependencies, as wheels
+// built from Debian's python3-requests and python3-httpx (make pyclients
+// installs them); nil when they are not installed.
+func httpLibraries(t *testing.T) []pkgtest.Package {
+	t.Helper()
+	var out []pkgtest.Package
+	for _, p := range []struct {
+		module, name string
+		requires     []string
+	}{
+		{"requests", "requests", []string{"urllib3", "idna", "certifi", "charset-normalizer"}},
+		{"urllib3", "urllib3", []string{"six"}}, // Debian's urllib3 does not vendor six
+		{"six", "six", nil},
+		{"idna", "idna", nil},
+		{"certifi", "certifi", nil},
+		{"charset_normalizer", "charset-normalizer", nil},
+		{"httpx", "httpx", []string{"httpcore", "rfc3986", "sniffio", "certifi"}},
+		{"httpcore", "httpcore", []string{"h11", "anyio", "sniffio", "certifi"}},
+		{"h11", "h11", nil},
+		{"anyio", "anyio", []string{"idna", "sniffio"}},
+		{"sniffio", "sniffio", nil},
+		{"rfc3986", "rfc3986", []string{"idna"}},
+	} {
+		pkg, err := pkgtest.FromDistPackages(pkgtest.DistPackages, p.module, p.name, p.requires...)
+		if err != nil {
+			testenv.Missing(t, requirePyClients, "requests and httpx are not installed (make pyclients installs Debian's python3-requests and python3-httpx): %v", err)
+			return nil
+		}
+		out = append(out, pkg)
+	}
+	return out
+}
+
+// requirePyClients, when set (make test sets it where make pyclients could
+// install them), makes a missing requests or httpx a failure, not a skip.
+const requirePyClients = "PARSELBOX_REQUIRE_PYCLIENTS"
+
+// requests and httpx, installed as packages, work in the sandbox through
+// fetch, synchronously (and httpx's async client awaited), under exactly
+// the network rules: an allowed address answers; another fails saying it
+// is not allowed, and is not reached.
+func TestHTTPLibraries(t *testing.T) {
+	t.Parallel()
+	libs := httpLibraries(t)
+	ix := pkgtest.NewIndex(t, libs...)
+	var mu sync.Mutex
+	var seen []string
+	echo := func(name string) *httptest.Server {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			mu.Lock()
+			seen = append(seen, name+" "+r.Method+" "+r.URL.RequestURI())
+			mu.Unlock()
+			if r.URL.Path == "/redirect" {
+				http.Redirect(w, r, "/echo?from=redirect", http.StatusFound)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]string{"method": r.Method, "uri": r.URL.RequestURI(), "body": string(body), "x": r.Header.Get("X-Test")})
+		}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	allowed, denied := echo("allowed"), echo("denied")
+	sb := newSandbox(t, host.Config{
+		Packages: []string{"requests", "httpx"}, PackageIndex: ix.PyodideURL(), PackageDir: t.TempDir(),
+		AllowNet: []string{strings.TrimPrefix(allowed.URL, "http://")},
+	})
+	for _, c := range []struct{ name, code, want string }{
+		{"requests.get", `import requests
+r = requests.get(OK + "/echo", params={"a": 1}, headers={"X-Test": "yes"}, timeout=10)
+[r.status_code, r.json()]`, `[200,{"body":"","method":"GET","uri":"/echo?a=1","x":"yes"}]`},
+		{"requests.post, a session, a redirect", `import requests
+with requests.Session() as s:
+    a = s.post(OK + "/echo", json={"k": "v"}).json()
+    b = s.get(OK + "/redirect")
+[a, b.status_code, b.url.endswith("/echo?from=redirect"), b.json()["uri"]]`, `[{"body":"{\"k\": \"v\"}","method":"POST","uri":"/echo","x":""},200,true,"/echo?from=redirect"]`},
+		{"requests, a denied address", `import requests
+try:
+    requests.get(NO + "/secret")
+except requests.ConnectionError as e:
+    out = str(e)
+out`, ""},
+		{"httpx.get and post", `import httpx
+with httpx.Client() as c:
+    a = c.get(OK + "/echo", params={"a": 1}, headers={"X-Test": "yes"}).json()
+    b = c.post(OK + "/echo", content=b"hello").json()
+[a, b]`, `[{"body":"","method":"GET","uri":"/echo?a=1","x":"yes"},{"body":"hello","method":"POST","uri":"/echo","x":""}]`},
+		{"httpx.AsyncClient", `import httpx
+async with httpx.AsyncClient(follow_redirects=True) as c:
+    r = await c.get(OK + "/redirect")
+[r.status_code, r.json()["uri"]]`, `[200,"/echo?from=redirect"]`},
+		{"httpx, a denied address", `import httpx
+try:
+    httpx.get(NO + "/secret")
+except httpx.ConnectError as e:
+    out = str(e)
+out`, ""},
+	} {
+		code := fmt.Sprintf("OK, NO = %q, %q\n", allowed.URL, denied.URL) + c.code
+		got, err := json.Marshal(value(t, exec(t, sb, code)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := c.want
+		if want == "" {
+			want = `"network access to ` + strings.TrimPrefix(denied.URL, "http://") + ` is not allowed in the sandbox (the host's network rules)"`
+			if strings.Contains(c.name, "requests") {
+				if !strings.Contains(string(got), strings.Trim(want, `"`)) {
+					t.Errorf("%s: got %s, want it to say %s", c.name, got, want)
+				}
+				continue
+			}
+		}
+		if string(got) != want {
+			t.Errorf("%s: got %s, want %s", c.name, got, want)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, s := range seen {
+		if strings.HasPrefix(s, "denied ") {
+			t.Errorf("the denied server was reached: %q", seen)
+			break
+		}
+	}
+}
+
+// urllib3 2 (the one requests brings from the official distribution) has
+// an Emscripten backend of its own; the sandbox sets it aside for the same
+// fetch as http.client, so that it works under the same rules.
+func TestUrllib3v2(t *testing.T) {
+	t.Parallel()
+	ix := pkgtest.NewIndex(t, pkgtest.Urllib3())
+	var mu sync.Mutex
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.URL.RequestURI())
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]string{"uri": r.URL.RequestURI()})
+	}))
+	t.Cleanup(srv.Close)
+	denied := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { t.Errorf("the denied server was reached: %s", r.URL) }))
+	t.Cleanup(denied.Close)
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	sb := newSandbox(t, host.Config{Packages: []string{"urllib3"}, PackageIndex: ix.PyodideURL(), PackageDir: t.TempDir(), AllowNet: []string{addr}})
+	got, err := json.Marshal(value(t, exec(t, sb, fmt.Sprintf(`import urllib3
+r = urllib3.request("GET", %[1]q + "/a?x=1")
+pm = urllib3.PoolManager()
+out = [urllib3.__version__, r.status, r.json(), [pm.request("GET", %[1]q + "/b/%%d" %% i).json()["uri"] for i in range(3)]]
+try:
+    urllib3.request("GET", %[2]q + "/secret", retries=False)
+except urllib3.exceptions.HTTPError as e:
+    out.append(str(e))
+out`, srv.URL, denied.URL))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `["2.6.3",200,{"uri":"/a?x=1"},["/b/0","/b/1","/b/2"],"('Connection aborted.', PermissionError(2, \"network access to ` + strings.TrimPrefix(denied.URL, "http://") + ` is not allowed in the sandbox (the host's network rules)\"))"]`
+	if string(got) != want {
+		t.Errorf("got %s\nwant %s", got, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff([]string{"GET /a?x=1", "GET /b/0", "GET /b/1", "GET /b/2"}, seen); diff != "" {
+		t.Errorf("requests served (-want +got):\n%s", diff)
 	}
 }

@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -10,7 +11,7 @@ import (
 )
 
 // Tool policies from real Python: a refused tool is absent from help(),
-// dir() and sbx.search, a call to it by path raises PermissionError naming
+// dir(), sbx.info() and sbx.search, a call to it by path raises PermissionError naming
 // the rule, and the call budget ends an execution's calls with an error
 // that names max_tool_calls; for an in-process value and a plugin alike.
 func TestToolPolicies(t *testing.T) {
@@ -48,6 +49,10 @@ func TestToolPolicies(t *testing.T) {
 	help := value(t, exec(t, sb, "help(tp)")).(string)
 	if strings.Contains(help, "crash") || strings.Contains(help, "label") || !strings.Contains(help, "echo(") {
 		t.Errorf("help(tp) shows refused tools or lacks allowed ones:\n%s", help)
+	}
+	if info, _ := json.Marshal(value(t, exec(t, sb, "sbx.info()"))); strings.Contains(string(info), "crash") || strings.Contains(string(info), "label") ||
+		!strings.Contains(string(info), "tp.* (") {
+		t.Errorf("sbx.info() shows refused tools or lacks the namespace: %s", info)
 	}
 	found := value(t, exec(t, sb, "sbx.search('crash|label|fail')"))
 	if !cmp.Equal(found, map[string]any{}) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 
 	"github.com/parselbox/parselbox/host/serve"
 	"github.com/parselbox/parselbox/host/ui"
@@ -14,7 +13,8 @@ import (
 // serve block of a configuration file, --serve on the command line.
 type ServeConfig struct {
 	// Addr is host:port to listen on; default 127.0.0.1:8000. Port 0 picks
-	// a free one (each sandbox its own).
+	// a free one. With the MCP server's HTTP transport, each session's
+	// sandbox takes this port if free, else the next free one.
 	Addr string `koanf:"addr"`
 	// Token is required of every request when Addr is beyond loopback (at
 	// least 16 characters); on loopback, pages of other origins need it.
@@ -22,6 +22,11 @@ type ServeConfig struct {
 	// MaxUploadMB bounds one upload (POST /_upload) and one /api body, in
 	// MiB; 0: 32.
 	MaxUploadMB int `koanf:"max_upload_mb" want:"a whole number of MiB, 0 or more"`
+	// PortTries: when Addr's port is taken, the next ports are tried, this
+	// many in all (0 or 1: Addr's only). The MCP server's HTTP transport
+	// sets it, so that each session's sandbox serves on a port of its own,
+	// from Addr's up.
+	PortTries int `koanf:"-"`
 }
 
 // validate checks the serve block.
@@ -53,7 +58,7 @@ func (s *Sandbox) startServe(workspace, files string) error {
 	}
 	srv, err := serve.Listen(serve.Options{
 		Addr: c.Addr, Token: c.Token, Workspace: workspace, Files: files,
-		MaxUpload: int64(c.MaxUploadMB) << 20, API: s, Assets: assets, Logger: s.log,
+		MaxUpload: int64(c.MaxUploadMB) << 20, PortTries: c.PortTries, API: s, Assets: assets, Logger: s.log,
 	})
 	if err != nil {
 		return &ConfigError{&KeyError{Key: "serve.addr", Message: err.Error()}}
@@ -80,30 +85,33 @@ func (s *Sandbox) ServeOrigins() []string {
 	return s.serve.Origins()
 }
 
-// API runs an @api handler (or lists the routes) in the sandbox: an
-// execution of its own, after the one running, with the execution
-// timeout. Hooks and the audit trail see the tool calls it makes, not the
-// execution.
+// API runs an @api handler (or lists the routes) in the sandbox: the
+// sandbox protocol's api method, not an execution. It runs beside the
+// execution running (if any), with the execution timeout of its own; it
+// is neither counted nor audited as an execution, but the hooks and the
+// audit trail see the tool calls it makes (while an execution runs, as
+// that execution's: which task made a call is the guest's word, which
+// the router does not take). The files the handler writes
+// are reported by the execution running or by the next one.
 func (s *Sandbox) API(ctx context.Context, req *serve.Request) (int, json.RawMessage, error) {
 	reqJSON, err := json.Marshal(req)
 	if err != nil {
 		return 0, nil, err
 	}
-	lit, _ := json.Marshal(string(reqJSON)) // a JSON string is a Python string literal
-	r, err := s.sb.Exec(ctx, "await __import__('_parselbox.api').api.dispatch("+string(lit)+")", s.timeout)
+	a, err := s.sb.API(ctx, reqJSON, s.timeout)
 	if err != nil {
 		return 0, nil, err
 	}
-	if r.Error != nil {
-		body, _ := json.Marshal(map[string]string{"error": r.Error.Type + ": " + r.Error.Message})
-		return http.StatusInternalServerError, body, nil
+	if a.Stdout != "" || a.Stderr != "" {
+		s.log.Debug("an api handler printed", "route", req.Method+" "+req.Path,
+			"stdout", truncate(a.Stdout, 2000), "stderr", truncate(a.Stderr, 2000))
 	}
-	var out struct {
-		Status int             `json:"status"`
-		Body   json.RawMessage `json:"body"`
+	return a.Status, a.Body, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	if err := json.Unmarshal(r.Output, &out); err != nil || out.Status == 0 {
-		return 0, nil, fmt.Errorf("the sandbox's api router answered %.200s", r.Output)
-	}
-	return out.Status, out.Body, nil
+	return s[:n] + "..."
 }

@@ -386,6 +386,12 @@ func (sig *signature) checkNames(args map[string]json.RawMessage) error {
 	if len(unknown) == 0 && len(missing) == 0 {
 		return nil
 	}
+	return argumentsError(unknown, missing, sig.paramNames())
+}
+
+// argumentsError says which arguments are unknown and which required ones
+// are missing; with unknown ones, it lists params, the tool's parameters.
+func argumentsError(unknown, missing, params []string) error {
 	var parts []string
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
@@ -396,10 +402,10 @@ func (sig *signature) checkNames(args map[string]json.RawMessage) error {
 	}
 	msg := strings.Join(parts, "; ")
 	if len(unknown) > 0 {
-		if len(sig.params) == 0 {
+		if len(params) == 0 {
 			msg += " (takes no arguments)"
 		} else {
-			msg += fmt.Sprintf(" (parameters: %s)", strings.Join(sig.paramNames(), ", "))
+			msg += fmt.Sprintf(" (parameters: %s)", strings.Join(params, ", "))
 		}
 	}
 	return Errorf(CodeInvalidArgument, "%s", msg)
@@ -842,20 +848,8 @@ func (a *explicitArgs) decode(raw json.RawMessage, v any) error {
 		}
 	}
 	if len(unknown) > 0 || len(missing) > 0 {
-		var parts []string
-		if len(unknown) > 0 {
-			slices.Sort(unknown)
-			parts = append(parts, fmt.Sprintf("unknown %s %s", plural("argument", len(unknown)), quoteList(unknown)))
-		}
-		if len(missing) > 0 {
-			parts = append(parts, fmt.Sprintf("missing required %s %s", plural("argument", len(missing)), quoteList(missing)))
-		}
-		msg := strings.Join(parts, "; ")
-		if len(unknown) > 0 {
-			names, _ := propertyOrderOf(a.schema)
-			msg += fmt.Sprintf(" (parameters: %s)", strings.Join(names, ", "))
-		}
-		return Errorf(CodeInvalidArgument, "%s", msg)
+		names, _ := propertyOrderOf(a.schema)
+		return argumentsError(unknown, missing, names)
 	}
 	var generic any
 	if err := json.Unmarshal(raw, &generic); err != nil {

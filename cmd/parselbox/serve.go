@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/pflag"
 
 	"github.com/parselbox/parselbox/host/config"
@@ -81,7 +80,9 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		err = serveHTTP(ctx, srv, ln, s.DrainTimeout, log)
 	default:
 		log.Info("MCP available via stdio")
-		err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopCloser{stdout}})
+		t, restore := mcpserver.Stdio(stdin, stdout)
+		err = srv.Run(ctx, t)
+		restore()
 	}
 	switch {
 	case err == nil, errors.Is(err, context.Canceled):
@@ -94,11 +95,6 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return exitInternal
 	}
 }
-
-// nopCloser keeps stdout open when the MCP connection closes.
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }
 
 // serveHTTP serves until ctx is done, or until a drain that ctx's signal
 // asks for is over: no new sessions, the open ones go on until they close

@@ -15,6 +15,12 @@
 // (host.Sandbox.Prompt). The files the code writes become resources,
 // file:///workspace/..., announced with notifications/resources/list_changed.
 //
+// With host.Config.DescribeTools "signatures" execute_code's description
+// also lists the Python signatures of the sandbox's tools; a tools/list
+// that comes before initialize or discover (the sessionless protocol)
+// starts the sandbox to know them. A call with a progress token gets
+// notifications/progress (live.go) with rising values before its result.
+//
 // Serve one client over stdio (the sandbox starts when the client
 // initializes):
 //
@@ -23,7 +29,9 @@
 //		return err
 //	}
 //	defer srv.Close()
-//	return srv.Run(ctx, &mcp.StdioTransport{})
+//	t, restore := mcpserver.Stdio(os.Stdin, os.Stdout) // stdin read through the poller
+//	defer restore()
+//	return srv.Run(ctx, t)
 //
 // Settings (the server block of a configuration file, the flags of
 // `parselbox`) set the limits: zero turns one off, and a nil Options.Settings

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/host/inproc"
 	"github.com/parselbox/parselbox/internal/testenv"
 )
 
@@ -36,7 +38,7 @@ func helperMain() int {
 		Config: host.Config{
 			RuntimeDir: os.Getenv("PARSELBOX_RUNTIME"),
 			CacheDir:   os.Getenv("PARSELBOX_TEST_CACHE"),
-			Context:    map[string]any{"calc": calc{}},
+			Context:    map[string]any{"calc": calc{}, "work": work{}},
 		},
 		Version:  "test",
 		Settings: with(func(s *Settings) { s.Elicit = true }),
@@ -60,6 +62,24 @@ func (calc) Mul(a, b int) int { return a * b }
 func (calc) ParamNames() map[string][]string {
 	return map[string][]string{"Add": {"a", "b"}, "Sub": {"a", "b"}, "Mul": {"a", "b"}}
 }
+
+// work is a namespace whose calls report while they run.
+type work struct{}
+
+// Steps logs a line and reports progress n times, 120 ms apart (past the
+// progress rate limit), and returns "done".
+func (work) Steps(ctx context.Context, n int) string {
+	req := inproc.Request(ctx)
+	for i := 1; i <= n; i++ {
+		req.Log(fmt.Sprintf("line %d", i))
+		time.Sleep(120 * time.Millisecond)
+		req.Progress(float64(i), float64(n), "steps")
+		time.Sleep(120 * time.Millisecond)
+	}
+	return "done"
+}
+
+func (work) ParamNames() map[string][]string { return map[string][]string{"Steps": {"n"}} }
 
 // testOptions are options whose sandboxes use the test runtime and cache.
 func testOptions(t *testing.T, o Options) Options {

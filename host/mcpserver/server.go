@@ -12,7 +12,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,6 +39,9 @@ type Server struct {
 	// requests that do not open a session.
 	versions *mcp.Server
 	token    [sha256.Size]byte // of Options.AuthToken
+	// servePort is the port the next session's sandbox serves its app
+	// from (a fixed serve port's, then the one after the last given).
+	servePort atomic.Int64
 
 	mu       sync.Mutex
 	sessions map[*session]struct{} // the sessions that hold a sandbox
@@ -112,22 +118,70 @@ func (s *Server) boot(ctx context.Context, perSession bool) (*box, error) {
 		b.dir = filepath.Join(cfg.OutputDir, sessionDirPrefix+rand.Text()[:12])
 		cfg.OutputDir = b.dir
 	}
+	var serveSpan int64
+	if perSession && cfg.Serve != nil {
+		// Each session's sandbox serves its app on a port of its own (its
+		// own origin, so that one session's pages cannot reach another's):
+		// the configured port when free, else the next free one; and a
+		// port a closed session had is given again only after the others
+		// of the span (a page of it left open must not meet the next
+		// session's app).
+		sc := *cfg.Serve
+		serveSpan = int64(max(100, s.opts.Settings.MaxSessions+s.opts.Settings.PoolSize+1))
+		sc.PortTries = int(serveSpan)
+		if h, p, err := net.SplitHostPort(sc.Addr); err == nil && p != "0" {
+			if base, err := strconv.Atoi(p); err == nil {
+				s.servePort.CompareAndSwap(0, int64(base))
+				sc.Addr = net.JoinHostPort(h, strconv.FormatInt(s.servePort.Load(), 10))
+			}
+		}
+		cfg.Serve = &sc
+	}
 	sb, err := host.New(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	b.sb = sb
-	if perSession && len(s.opts.Config.Hooks) == 0 {
+	if serveSpan > 0 && s.servePort.Load() != 0 {
+		s.advanceServePort(sb.ServeURL(), serveSpan)
+	}
+	if perSession && len(s.opts.Config.Hooks) == 0 && !audited(s.opts.Config) {
 		// Code runs slowly at first after a snapshot restore: run some
 		// while the sandbox waits in the pool rather than in the session's
 		// first call. (Not with hooks of the embedder's, which would see
-		// an execution nobody asked for.)
+		// an execution nobody asked for, nor with an audit trail, which
+		// would record one.)
 		if _, err := sb.Execute(ctx, warmUp); err != nil {
 			sb.Close()
 			return nil, fmt.Errorf("warming up the sandbox: %w", err)
 		}
 	}
 	return b, nil
+}
+
+// audited reports whether cfg keeps an audit trail.
+func audited(cfg host.Config) bool {
+	return cfg.AuditLog != "" || cfg.OTLPEndpoint != "" || cfg.TracerProvider != nil
+}
+
+// advanceServePort makes the port after the one of url (a sandbox's
+// app) the next to try, back to the configured one past span ports.
+func (s *Server) advanceServePort(url string, span int64) {
+	_, p, err := net.SplitHostPort(strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		return
+	}
+	got, err := strconv.ParseInt(p, 10, 64)
+	if err != nil {
+		return
+	}
+	_, bp, _ := net.SplitHostPort(s.opts.Config.Serve.Addr)
+	base, _ := strconv.ParseInt(bp, 10, 64)
+	next := got + 1
+	if next >= base+span || next > 65535 {
+		next = base
+	}
+	s.servePort.Store(next)
 }
 
 // sessionDirPrefix starts the name of a session's directory under
@@ -221,7 +275,7 @@ func (s *Server) newSession(pooled bool) *session {
 	return sess
 }
 
-// Run serves one MCP session over t (for example &mcp.StdioTransport{}),
+// Run serves one MCP session over t (for example Stdio(os.Stdin, os.Stdout)),
 // with a sandbox started when the client initializes, until the client
 // disconnects (nil) or ctx is done (ctx.Err()). A crash or timeout in the
 // sandbox ends neither: the sandbox restarts.
@@ -248,6 +302,7 @@ func ServeMCP(ctx context.Context, sb *host.Sandbox, t mcp.Transport, opts *Opti
 	sess := newSession(&o, o.Logger.Named("mcp"),
 		func(context.Context, *mcp.ServerSession) (*box, error) { return b, nil },
 		func(*box) {})
+	sess.listStarts = true // sb runs already: its description is at hand
 	return serve(ctx, sess, t)
 }
 

@@ -43,6 +43,10 @@ type session struct {
 	ctx    context.Context // the session's life: executions stop with it
 	cancel context.CancelFunc
 
+	// listStarts: tools/list starts the sandbox (its tools are in
+	// execute_code's description, describe_tools = "signatures").
+	listStarts bool
+
 	startMu sync.Mutex    // held while the sandbox starts
 	turn    chan struct{} // one execution at a time
 
@@ -66,6 +70,8 @@ func newSession(o *Options, log hclog.Logger, acquire func(context.Context, *mcp
 		turn:      make(chan struct{}, 1),
 		suspended: map[string]*suspension{},
 		files:     map[string]bool{},
+
+		listStarts: o.Config.DescribeTools == host.DescribeSignatures,
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.server = mcp.NewServer(&mcp.Implementation{Name: Name, Version: o.Version}, &mcp.ServerOptions{
@@ -93,7 +99,9 @@ func newSession(o *Options, log hclog.Logger, acquire func(context.Context, *mcp
 }
 
 // middleware starts the sandbox when a client begins the session, so that
-// the answer carries the guide text as instructions.
+// the answer carries the guide text as instructions, or lists the tools
+// with describe_tools = "signatures", so that execute_code's description
+// carries their signatures.
 func (s *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
@@ -119,6 +127,15 @@ func (s *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			r.Instructions = s.prompt()
 			return r, nil
 		case methodListTools:
+			if s.listStarts {
+				// The description lists the sandbox's tools: a client that
+				// lists them first (the sessionless protocol needs no
+				// initialize or discover) waits for the start it would
+				// otherwise wait for in its first execute_code.
+				if _, err := s.sandbox(ctx, req); err != nil {
+					return nil, refusal(err)
+				}
+			}
 			res, err := next(ctx, method, req)
 			if r, ok := res.(*mcp.ListToolsResult); ok && err == nil {
 				desc := Description(s.Sandbox())
@@ -267,20 +284,26 @@ func (s *session) start(live context.Context, b *box, code string, canElicit boo
 	go func() {
 		defer close(ex.done)
 		defer cancel()
-		select {
-		case s.turn <- struct{}{}:
-		case <-ctx.Done():
-			ex.err = ctx.Err()
-			return
-		}
-		defer func() { <-s.turn }()
-		s.setRunning(ex)
-		defer s.setRunning(nil)
-		began := time.Now()
-		ex.res, ex.err = b.sb.Execute(s.auditContext(ctx), code)
-		s.logExecuted(ex, began)
+		s.execute(ctx, b, code, ex)
 	}()
 	return ex
+}
+
+// execute runs code in the sandbox when the previous execution is over,
+// setting ex's result; it stops waiting for its turn when ctx is done.
+func (s *session) execute(ctx context.Context, b *box, code string, ex *execution) {
+	select {
+	case s.turn <- struct{}{}:
+	case <-ctx.Done():
+		ex.err = ctx.Err()
+		return
+	}
+	defer func() { <-s.turn }()
+	s.setRunning(ex)
+	defer s.setRunning(nil)
+	began := time.Now()
+	ex.res, ex.err = b.sb.Execute(s.auditContext(ctx), code)
+	s.logExecuted(ex, began)
 }
 
 // auditContext marks the executions of ctx as the MCP session's in the
@@ -338,18 +361,7 @@ func (s *session) run(ctx context.Context, b *box, code string) *execution {
 	defer cancel()
 	defer context.AfterFunc(s.ctx, cancel)()
 	ex := &execution{cancel: cancel}
-	select {
-	case s.turn <- struct{}{}:
-	case <-ctx.Done():
-		ex.err = ctx.Err()
-		return ex
-	}
-	defer func() { <-s.turn }()
-	s.setRunning(ex)
-	defer s.setRunning(nil)
-	began := time.Now()
-	ex.res, ex.err = b.sb.Execute(s.auditContext(ctx), code)
-	s.logExecuted(ex, began)
+	s.execute(ctx, b, code, ex)
 	return ex
 }
 

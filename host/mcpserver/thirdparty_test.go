@@ -62,8 +62,9 @@ type tsResult struct {
 		Text     string `json:"text"`
 		MIMEType string `json:"mimeType"`
 	} `json:"read"`
-	Elicitations []string `json:"elicitations"`
-	Progress     []string `json:"progress"`
+	Elicitations   []string     `json:"elicitations"`
+	Progress       []liveReport `json:"progress"`
+	ProgressResult string       `json:"progressResult"`
 }
 
 type tsCall struct {
@@ -118,9 +119,12 @@ func checkTS(t *testing.T, r tsResult, calc bool) {
 	if r.Read.Text != "hi from ts" {
 		t.Errorf("read: %+v", r.Read)
 	}
-	if want := []string{"1/3 step 1", "2/3 step 2", "3/3 step 3", "result"}; !cmp.Equal(r.Progress, want) {
-		t.Errorf("progress (then the result): %q, want %q", r.Progress, want)
+	// The result arrived after the progress (onprogress ran before the
+	// call returned).
+	if r.ProgressResult != `{"result":"done"}` {
+		t.Errorf("result of the progress call: %q", r.ProgressResult)
 	}
+	checkLive(t, r.Progress)
 	if !calc {
 		return
 	}
@@ -130,7 +134,7 @@ func checkTS(t *testing.T, r tsResult, calc bool) {
 	if !r.Declined.IsError || !strings.Contains(r.Declined.Text, "PermissionError: Denied") {
 		t.Errorf("declined call: %+v", r.Declined)
 	}
-	if len(r.Elicitations) != 2 || !strings.Contains(r.Elicitations[0], "calc.add") {
+	if len(r.Elicitations) != 3 || !strings.Contains(r.Elicitations[0], "calc.add") || !strings.Contains(r.Elicitations[2], "work.steps") {
 		t.Errorf("elicitations: %q", r.Elicitations)
 	}
 }
@@ -155,7 +159,7 @@ func TestThirdPartyClient(t *testing.T) {
 		cmd := tsClient(t) // skips before a server starts
 		srv := newServer(t, Options{
 			Settings: with(func(s *Settings) { s.AuthToken, s.Elicit = "ts-token-0123456789", true }),
-			Config:   host.Config{Context: map[string]any{"calc": calc{}}},
+			Config:   host.Config{Context: map[string]any{"calc": calc{}, "work": work{}}},
 		})
 		url := startHTTP(t, srv)
 		cmd.Args = append(cmd.Args, "http", url)

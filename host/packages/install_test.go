@@ -1,8 +1,15 @@
 package packages_test
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
+	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -164,6 +171,9 @@ func TestInstallExplicitWheels(t *testing.T) {
 	if diff := cmp.Diff([]string{"betapkg", "gammadata"}, names(ws)); diff != "" {
 		t.Errorf("wheels (-want +got):\n%s", diff)
 	}
+	if ws, err := s.Install(t.Context(), packages.Source{}, []string{"file://" + filepath.Join(dir, beta.FileName())}); err != nil || len(ws) != 1 || ws[0].Name != "betapkg" {
+		t.Errorf("a file: URL: %v, %v", ws, err)
+	}
 	_, err = s.Install(t.Context(), packages.Source{}, []string{ix.URL + "/files/gammadata-1.0-py3-none-any.whl#sha256=" + strings.Repeat("1", 64)})
 	if err == nil || !strings.Contains(err.Error(), "gammadata-1.0-py3-none-any.whl: checksum mismatch: expected sha256 "+strings.Repeat("1", 64)) {
 		t.Errorf("got %v, want a checksum mismatch", err)
@@ -243,5 +253,180 @@ func TestInstallConcurrent(t *testing.T) {
 		if n := counts["/pyodide/"+w+"-1.0-py3-none-any.whl"]; n != 1 {
 			t.Errorf("%s downloaded %d times", w, n)
 		}
+	}
+}
+
+// Separate processes installing into one directory at the same time (hosts
+// sharing a package_dir) wait for each other: each gets the same wheels,
+// each wheel downloaded once, no partial file left behind.
+func TestInstallConcurrentProcesses(t *testing.T) {
+	if dir := os.Getenv("PKGTEST_INSTALL_DIR"); dir != "" {
+		// The helper process: one install, its wheels as JSON on stdout.
+		s := &packages.Store{Dir: dir}
+		ws, err := s.Install(context.Background(), packages.Source{Index: os.Getenv("PKGTEST_INSTALL_INDEX")}, []string{"alphapkg", "gammadata"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.NewEncoder(os.Stdout).Encode(ws); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Parallel()
+	ix := pkgtest.NewIndex(t, pkgtest.Fixtures()...)
+	dir := t.TempDir()
+	outs := make([][]byte, 3)
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for i := range outs {
+		wg.Go(func() {
+			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestInstallConcurrentProcesses$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "PKGTEST_INSTALL_DIR="+dir, "PKGTEST_INSTALL_INDEX="+ix.PyodideURL())
+			outs[i], errs[i] = cmd.Output()
+		})
+	}
+	wg.Wait()
+	var first []packages.Wheel
+	for i, out := range outs {
+		if errs[i] != nil {
+			t.Fatalf("process %d: %v: %s", i, errs[i], out)
+		}
+		line, _, _ := strings.Cut(string(out), "\n")
+		var ws []packages.Wheel
+		if err := json.Unmarshal([]byte(line), &ws); err != nil {
+			t.Fatalf("process %d: %v: %s", i, err, out)
+		}
+		if i == 0 {
+			first = ws
+		} else if diff := cmp.Diff(first, ws); diff != "" {
+			t.Errorf("process %d differs (-0 +%d):\n%s", i, i, diff)
+		}
+	}
+	if diff := cmp.Diff([]string{"betapkg", "alphapkg", "gammadata"}, names(first)); diff != "" {
+		t.Errorf("wheels (-want +got):\n%s", diff)
+	}
+	counts := map[string]int{}
+	for _, r := range ix.Requests() {
+		counts[r]++
+	}
+	for _, w := range []string{"alphapkg", "betapkg", "gammadata"} {
+		if n := counts["/pyodide/"+w+"-1.0-py3-none-any.whl"]; n != 1 {
+			t.Errorf("%s downloaded %d times", w, n)
+		}
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "*", ".tmp-*"))
+	if len(left) > 0 {
+		t.Errorf("partial files left: %q", left)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// toLoopback is a client that sends what it is asked of the official
+// distribution to the loopback index's /pyodide/ instead, and records
+// every URL asked.
+func toLoopback(t *testing.T, ix *pkgtest.Index) (*http.Client, func() []string) {
+	var mu sync.Mutex
+	var asked []string
+	official, err := url.Parse(packages.DefaultIndexURL("314.0.7"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop, err := url.Parse(ix.PyodideURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		mu.Lock()
+		asked = append(asked, r.URL.String())
+		mu.Unlock()
+		if r.URL.Host == official.Host {
+			r = r.Clone(r.Context())
+			r.URL.Scheme, r.URL.Host, r.Host = loop.Scheme, loop.Host, ""
+			r.URL.Path = loop.Path + path.Base(r.URL.Path)
+		}
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	return client, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(asked)
+	}
+}
+
+// lockOf writes the index's lock to a file, to stand for the runtime's.
+func lockOf(t *testing.T, ix *pkgtest.Index) string {
+	resp, err := http.Get(ix.PyodideURL() + packages.LockFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), packages.LockFile)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Without package_index, wheels come from the official distribution of
+// the pinned Pyodide, by the runtime's lock, through the same code as any
+// index (only the URL differs); a simple index takes what the lock has
+// from there too, and only the rest from the simple index.
+func TestDefaultIndex(t *testing.T) {
+	t.Parallel()
+	if got, want := packages.DefaultIndexURL("314.0.7"), "https://cdn.jsdelivr.net/pyodide/v314.0.7/full/"; got != want {
+		t.Errorf("DefaultIndexURL = %q, want %q", got, want)
+	}
+	ix := pkgtest.NewIndex(t, pkgtest.Fixtures()...)
+	client, asked := toLoopback(t, ix)
+	src := packages.Source{RuntimeLock: lockOf(t, ix), PyodideVersion: "314.0.7"}
+	s := &packages.Store{Dir: t.TempDir(), Client: client}
+	ws, err := s.Install(t.Context(), src, []string{"alphapkg"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"betapkg", "alphapkg"}, names(ws)); diff != "" {
+		t.Errorf("wheels (-want +got):\n%s", diff)
+	}
+	official := packages.DefaultIndexURL("314.0.7")
+	if diff := cmp.Diff([]string{official + "betapkg-1.0-py3-none-any.whl", official + "alphapkg-1.0-py3-none-any.whl"}, asked()); diff != "" {
+		t.Errorf("asked (-want +got):\n%s", diff)
+	}
+
+	// A simple index whose package needs betapkg, which the lock has.
+	simple := pkgtest.NewIndex(t, pkgtest.Package{Name: "deltapkg", Requires: []string{"betapkg"}, Files: map[string]string{"deltapkg.py": "from betapkg import NAME\n"}})
+	s = &packages.Store{Dir: t.TempDir(), Client: client}
+	src.Index = simple.SimpleURL()
+	n := len(asked())
+	ws, err = s.Install(t.Context(), src, []string{"deltapkg"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"betapkg", "deltapkg"}, names(ws)); diff != "" {
+		t.Errorf("wheels (-want +got):\n%s", diff)
+	}
+	if !slices.Contains(asked()[n:], official+"betapkg-1.0-py3-none-any.whl") || slices.Contains(simple.Requests(), "/simple/betapkg/") {
+		t.Errorf("betapkg was not taken from the lock: asked %q; the simple index served %q", asked()[n:], simple.Requests())
+	}
+}
+
+// What cannot be resolved is named, with what needed it.
+func TestInstallUnresolvable(t *testing.T) {
+	t.Parallel()
+	ix := pkgtest.NewIndex(t, pkgtest.Package{Name: "needy", Requires: []string{"ghostpkg"}, Files: map[string]string{"needy.py": ""}})
+	s := &packages.Store{Dir: t.TempDir()}
+	_, err := s.Install(t.Context(), packages.Source{Index: ix.PyodideURL()}, []string{"needy"})
+	if want := "packages: ghostpkg (a dependency of needy): not in the package index " + ix.URL + "/pyodide"; err == nil || err.Error() != want {
+		t.Errorf("Pyodide index: got %v, want %q", err, want)
+	}
+	_, err = s.Install(t.Context(), packages.Source{Index: ix.SimpleURL(), RuntimeLock: runtimeLock(t)}, []string{"needy"})
+	if want := "ghostpkg: not found on the simple index " + ix.SimpleURL(); err == nil || !strings.Contains(err.Error(), want) || !strings.HasSuffix(err.Error(), "(a dependency of needy)") {
+		t.Errorf("simple index: got %v, want %q ... (a dependency of needy)", err, want)
 	}
 }

@@ -1,6 +1,7 @@
 package packages
 
 import (
+	"archive/zip"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -93,3 +94,30 @@ func validNPMPart(s string) bool {
 
 // Dir is the default package directory under a cache directory.
 func Dir(cacheDir string) string { return filepath.Join(cacheDir, "packages") }
+
+// StdlibModules are the top-level module names of a Python standard
+// library zip (the runtime's python_stdlib.zip): names in packages that
+// are among them need no installing.
+func StdlibModules(stdlibZip string) (map[string]bool, error) {
+	zr, err := zip.OpenReader(stdlibZip)
+	if err != nil {
+		return nil, err
+	}
+	defer zr.Close()
+	mods := map[string]bool{}
+	for _, f := range zr.File {
+		top, _, _ := strings.Cut(f.Name, "/")
+		top = strings.TrimSuffix(strings.TrimSuffix(top, ".pyc"), ".py")
+		if top != "" {
+			mods[top] = true
+		}
+	}
+	return mods, nil
+}
+
+// IsName reports whether a Python entry of packages is a name (to resolve
+// on an index), not a wheel file or URL or a directory.
+func IsName(entry string) bool {
+	e := strings.TrimSpace(entry)
+	return !strings.Contains(e, "://") && !strings.ContainsAny(e, `/\`) && !strings.HasSuffix(strings.SplitN(e, "#", 2)[0], ".whl")
+}

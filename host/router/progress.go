@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -28,8 +29,9 @@ type progressKey struct{}
 
 // WithProgress returns a context whose executions (Begin) pass their
 // progress to fn, at most one call every MinProgressInterval (a call that
-// says the work is done always passes). fn runs on the goroutine of the
-// tool call that reported it: it must not block.
+// says the work is done always passes), with values that rise from call to
+// call. fn runs on the goroutine of the tool call that reported it, one
+// call at a time: it must not block.
 func WithProgress(ctx context.Context, fn func(Progress)) context.Context {
 	return context.WithValue(ctx, progressKey{}, fn)
 }
@@ -41,12 +43,17 @@ const MinProgressInterval = 100 * time.Millisecond
 // maxProgressMessage bounds a progress message, in bytes.
 const maxProgressMessage = 500
 
-// progressSink rate-limits the progress of one execution.
+// progressSink rate-limits the progress of one execution and keeps its
+// values rising: MCP wants every notification's progress above the last.
 type progressSink struct {
 	fn      func(Progress)
 	mu      sync.Mutex
 	last    time.Time
-	done    float64 // the last Progress value passed on (they never decrease)
+	sent    bool    // a report was passed on
+	value   float64 // the last Progress value passed on
+	base    float64 // the last value sbx.progress advanced to
+	total   float64 // the last total sbx.progress gave (0: none)
+	steps   int     // reports passed on since base that did not advance it
 	stopped bool    // the execution ended
 }
 
@@ -69,9 +76,13 @@ func newProgressSink(ctx context.Context) *progressSink {
 	return &progressSink{fn: fn}
 }
 
-// report passes p on unless the last report was too recent. Progress
-// values never decrease (MCP wants them to increase): a bridge's line, or
-// a value below the last one, carries the last value.
+// report passes p on unless the last report was too recent. The values
+// passed on rise strictly: a value of sbx.progress above the last one
+// passes as it is; a bridge's line, or a value of sbx.progress that does
+// not rise, is the n-th report since that value and carries
+// base + unit*n/(n+1), which rises with n and stays below base + unit
+// (unit: 1, or a hundredth of sbx.progress's total if that is smaller),
+// so that the next step of sbx.progress still rises above it.
 func (s *progressSink) report(p Progress) {
 	if s == nil {
 		return
@@ -79,21 +90,38 @@ func (s *progressSink) report(p Progress) {
 	p.Message = clipMessage(p.Message)
 	s.mu.Lock()
 	now := time.Now()
-	final := p.Total > 0 && p.Progress >= p.Total && p.Tool == ""
+	// The report that the work is done passes the rate limit (once: a
+	// repeat does not rise).
+	final := p.Total > 0 && p.Progress >= p.Total && p.Tool == "" && (!s.sent || p.Progress > s.value)
 	if s.stopped || !final && now.Sub(s.last) < MinProgressInterval {
 		s.mu.Unlock()
 		return
 	}
 	s.last = now
-	if p.Tool != "" || p.Progress < s.done {
-		p.Progress = s.done
-		if p.Tool != "" {
-			p.Total = 0
+	if p.Tool == "" {
+		s.total = p.Total
+	}
+	if p.Tool == "" && (!s.sent || p.Progress > s.value) {
+		s.base, s.steps = p.Progress, 0
+	} else {
+		s.steps++
+		unit := 1.0
+		if s.total > 0 {
+			unit = min(unit, s.total/100)
+		}
+		n := float64(s.steps)
+		p.Progress = s.base + unit*n/(n+1)
+		if s.sent && p.Progress <= s.value { // rounding, past many steps
+			p.Progress = math.Nextafter(s.value, math.Inf(1))
+		}
+		p.Total = 0
+		if s.total > p.Progress {
+			p.Total = s.total
 		}
 	}
-	s.done = p.Progress
-	s.mu.Unlock()
-	s.fn(p)
+	s.sent, s.value = true, p.Progress
+	defer s.mu.Unlock()
+	s.fn(p) // under the lock: in the order of the values
 }
 
 func clipMessage(m string) string {

@@ -40,7 +40,9 @@
 // Newline-delimited JSON on the Deno process's stdin and stdout: requests
 // {id, method, params}, responses {id, result} or {id, error: {type,
 // message, traceback?}}, notifications {method, params}. Host → runner:
-// init (the first line), exec {code, timeout}, info, shutdown, and the
+// init (the first line), exec {code, timeout}, api {request, timeout} (a
+// request of the served app, run beside an execution: features/api.ts),
+// info, shutdown, and the
 // responses to the runner's requests. Runner → host: ready, call, dir,
 // help and task requests, and the notifications cancel (it gave up on some
 // of its requests), log (its own diagnostics, at the level it chose),

@@ -228,6 +228,13 @@ func Start(ctx context.Context, opts Options) (*Supervisor, error) {
 	}
 	if !opts.NoSnapshot {
 		s.snapshot, err = ensureSnapshot(ctx, s.log, opts.Notify, opts.CacheDir, s.runnerDir, opts.Runtime, opts.Packages)
+		if err != nil && opts.Packages != nil && len(opts.Packages.Preload) > 0 && ctx.Err() == nil {
+			// The packages could not be imported into a snapshot: the
+			// bare one still boots fast, and they import on first use.
+			s.log.Error("no memory snapshot with the packages imported: booting from the bare snapshot; the packages are imported when the code imports them",
+				"preload", opts.Packages.Preload, "error", err)
+			s.snapshot, err = ensureSnapshot(ctx, s.log, opts.Notify, opts.CacheDir, s.runnerDir, opts.Runtime, nil)
+		}
 		if err != nil {
 			// Loud, not fatal: a cold boot works, only slower.
 			s.log.Error("no Pyodide memory snapshot: every start boots cold (~5 s)", "error", err)

@@ -11,12 +11,15 @@
 //   - /_routes and /api/...: the handlers the code registered with
 //     @api.get/post/put/patch/delete(path), run in the sandbox (API).
 //
-// It binds 127.0.0.1 by default. It sends no wildcard CORS header: a page
-// from another origin gets an answer only with the token (a view shown by
-// the MCP renderer carries it in window.pbx.key), so a web site the user
-// visits cannot drive tools that run with the host's credentials. Bound
-// beyond loopback, every request needs the token (Bearer, the
-// X-Parselbox-Token header, or ?token= once, which sets a cookie).
+// It binds 127.0.0.1 by default (Options.PortTries: the next free port
+// when the one asked for is taken). It sends no wildcard CORS header: a
+// page from another origin gets an answer only with this server's key (a
+// random one, which the views the MCP renderer shows carry in
+// window.pbx.key) or the user's token, so that a web site the user visits,
+// or the app of another sandbox, cannot drive tools that run with the
+// host's credentials. Bound beyond loopback, every request needs the
+// token (Bearer, the X-Parselbox-Token header, or ?token= once, which sets
+// a cookie named by the port) or the key.
 //
 //	srv, err := serve.New(serve.Options{Addr: "127.0.0.1:8000", Workspace: dir, Files: files, API: sb})
 //	go srv.Serve(ln)

@@ -23,7 +23,8 @@ async def add(body):          # sync or async; may call tools and .task()s
 ` + "```" + `
   A path without /api gets it in front. The return value is the JSON answer; an exception is a
   500 with {"error": message, "traceback": ...}; an unknown route a 404. api.list_routes(),
-  api.clear(). Handlers run one at a time, between your executions.
+  api.clear(). Handlers run while your code waits (a tool call, a sleep); files they write are
+  listed in the files of your next execution.
 - Pages call handlers with ` + "`await pbx.call(\"items\", body)`" + ` (POST; ` + "`{method: \"GET\"}`" + ` for GET)
   or fetch("/api/items").
 - ` + "`POST URL/_upload`" + ` (multipart) saves files into /files and answers

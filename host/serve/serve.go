@@ -16,6 +16,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -28,6 +29,10 @@ const DefaultAddr = "127.0.0.1:8000"
 
 // DefaultMaxUpload bounds one POST /_upload.
 const DefaultMaxUpload = 32 << 20
+
+// MaxConcurrentAPI bounds the /api requests one server has in the
+// sandbox at once (each holds a task there); more wait for a slot.
+const MaxConcurrentAPI = 16
 
 // TokenHeader carries the token (window.pbx sends it).
 const TokenHeader = "X-Parselbox-Token"
@@ -50,8 +55,12 @@ type Request struct {
 
 // Options configure a Server.
 type Options struct {
-	Addr      string // host:port; the port may be 0
-	Token     string // required of every request beyond loopback; "" on loopback: a random one for views
+	Addr  string // host:port; the port may be 0
+	Token string // the user's: required of every request beyond loopback
+	// PortTries: when the port of Addr is taken, the next ones are tried,
+	// this many ports in all (0 or 1: Addr's only). The MCP server's HTTP
+	// transport gives each session's sandbox a port of its own this way.
+	PortTries int
 	Workspace string // the host directory of /workspace
 	Files     string // the host directory of /files
 	MaxUpload int64  // bytes of one upload; 0: DefaultMaxUpload
@@ -64,13 +73,16 @@ type Options struct {
 type Server struct {
 	o         Options
 	log       hclog.Logger
-	key       string // the token, or a random one that views carry
+	key       string // random, this server's: views carry it (never the user's token)
+	token     string // the user's token, "" when none
+	cookie    string // the cookie that keeps the token: named by port, as cookies ignore ports
 	loopback  bool
 	ws, files *os.Root
 	hs        *http.Server
 	ln        net.Listener
 	url       string
 	live      *live
+	slots     chan struct{} // of the /api requests in the sandbox
 }
 
 // IsLoopback reports whether host (a name or an address) is this machine only.
@@ -114,10 +126,8 @@ func Listen(o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}
-	s := &Server{o: o, log: o.Logger.Named("serve"), key: strings.TrimSpace(o.Token)}
-	if s.key == "" {
-		s.key = rand.Text()
-	}
+	s := &Server{o: o, log: o.Logger.Named("serve"), key: rand.Text(), token: strings.TrimSpace(o.Token),
+		slots: make(chan struct{}, MaxConcurrentAPI)}
 	host, _, _ := net.SplitHostPort(o.Addr)
 	s.loopback = IsLoopback(host)
 	var err error
@@ -128,12 +138,13 @@ func Listen(o Options) (*Server, error) {
 		s.ws.Close()
 		return nil, err
 	}
-	if s.ln, err = net.Listen("tcp", o.Addr); err != nil {
+	if s.ln, err = listen(o.Addr, o.PortTries); err != nil {
 		s.ws.Close()
 		s.files.Close()
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	a := s.ln.Addr().(*net.TCPAddr)
+	s.cookie = fmt.Sprintf("pbx_token_%d", a.Port)
 	h := host
 	if a.IP.IsUnspecified() {
 		h = "127.0.0.1"
@@ -146,10 +157,39 @@ func Listen(o Options) (*Server, error) {
 	return s, nil
 }
 
+// listen binds addr, or when its port is taken, the next free one of
+// tries ports.
+func listen(addr string, tries int) (net.Listener, error) {
+	host, port, _ := net.SplitHostPort(addr)
+	first, err := net.LookupPort("tcp", port)
+	if err != nil || first == 0 || tries <= 1 {
+		return net.Listen("tcp", addr)
+	}
+	var firstErr error
+	for p := first; p < first+tries && p <= 65535; p++ {
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, fmt.Sprint(p)))
+		if err == nil {
+			return ln, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+		if !errors.Is(err, syscall.EADDRINUSE) {
+			break
+		}
+	}
+	if tries > 1 {
+		return nil, fmt.Errorf("no free port from %d to %d: %w", first, min(first+tries-1, 65535), firstErr)
+	}
+	return nil, firstErr
+}
+
 // URL is where the app is served (http://host:port, no slash).
 func (s *Server) URL() string { return s.url }
 
-// Key is the token a view sends with its calls.
+// Key is the key a view sends with its calls: this server's own, random
+// (never the user's token), so that a view of one sandbox cannot call the
+// app of another.
 func (s *Server) Key() string { return s.key }
 
 // Origins are the origins of the app, for a CSP's connect list.
@@ -202,15 +242,26 @@ func token(r *http.Request) string {
 	if t := r.URL.Query().Get("token"); t != "" {
 		return t
 	}
-	if c, err := r.Cookie("pbx_token"); err == nil {
-		return c.Value
-	}
 	return ""
 }
 
+// hasKey reports whether the request carries this server's key or the
+// user's token (in a header, ?token=, or the cookie ?token= set).
 func (s *Server) hasKey(r *http.Request) bool {
 	t := token(r)
-	return t != "" && subtle.ConstantTimeCompare([]byte(t), []byte(s.key)) == 1
+	if t == "" {
+		if c, err := r.Cookie(s.cookie); err == nil {
+			t = c.Value
+		}
+	}
+	if t == "" {
+		return false
+	}
+	ok := subtle.ConstantTimeCompare([]byte(t), []byte(s.key)) == 1
+	if s.token != "" {
+		ok = subtle.ConstantTimeCompare([]byte(t), []byte(s.token)) == 1 || ok
+	}
+	return ok
 }
 
 // sameOrigin reports whether the request's Origin is the app's own.
@@ -254,7 +305,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if t := r.URL.Query().Get("token"); t != "" && s.hasKey(r) && !foreign {
-		http.SetCookie(w, &http.Cookie{Name: "pbx_token", Value: t, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		http.SetCookie(w, &http.Cookie{Name: s.cookie, Value: t, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	}
 	p := r.URL.Path
 	switch {
@@ -306,6 +357,13 @@ func (s *Server) apiRequest(w http.ResponseWriter, r *http.Request) {
 func (s *Server) api(w http.ResponseWriter, r *http.Request, req *Request) {
 	if s.o.API == nil {
 		errorJSON(w, http.StatusNotFound, "No handler for "+req.Method+" "+req.Path)
+		return
+	}
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	case <-r.Context().Done():
+		errorJSON(w, http.StatusServiceUnavailable, "gave up waiting for the sandbox")
 		return
 	}
 	status, body, err := s.o.API.API(r.Context(), req)

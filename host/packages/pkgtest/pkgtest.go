@@ -86,8 +86,9 @@ func (p Package) Build() ([]byte, error) {
 }
 
 // Index is a loopback package index: /pyodide/ is a Pyodide index,
-// /simple/ a simple index (HTML, or JSON when asked), both over the same
-// wheels in /files/.
+// /simple/ a simple index (HTML with relative links, or JSON with absolute
+// URLs as PyPI gives them, when asked), both over the same wheels in
+// /files/.
 type Index struct {
 	*httptest.Server
 	mu       sync.Mutex
@@ -187,7 +188,7 @@ func (ix *Index) serve(w http.ResponseWriter, r *http.Request) {
 			var fs []map[string]any
 			for _, f := range files {
 				sum := sha256.Sum256(ix.wheels[f])
-				fs = append(fs, map[string]any{"filename": f, "url": "/files/" + f, "hashes": map[string]string{"sha256": hex.EncodeToString(sum[:])}})
+				fs = append(fs, map[string]any{"filename": f, "url": "http://" + r.Host + "/files/" + f, "hashes": map[string]string{"sha256": hex.EncodeToString(sum[:])}})
 			}
 			w.Header().Set("Content-Type", "application/vnd.pypi.simple.v1+json")
 			_ = json.NewEncoder(w).Encode(map[string]any{"meta": map[string]string{"api-version": "1.0"}, "name": project, "files": fs})

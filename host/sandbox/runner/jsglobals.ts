@@ -42,7 +42,24 @@ export function guestFetch(input: Any, init?: Any): Promise<Response> {
       new TypeError(`fetch: the ${scheme} scheme is not allowed in the sandbox (only http:, https: and data: URLs)`),
     );
   }
-  return realFetch(req);
+  return realFetch(req).catch((e: Any) => {
+    if (e?.name === "NotCapable" || e?.name === "PermissionDenied") {
+      const m = /net access to "([^"]+)"/.exec(String(e?.message ?? ""));
+      denied.add(m ? m[1] : new URL(req.url).host);
+    }
+    throw e;
+  });
+}
+
+/** Addresses Deno refused a guest fetch (the host's network rules), since
+ * the last takeDenied(): an execution's error names them when a library
+ * hid the refusal behind its own message (micropip does). */
+const denied = new Set<string>();
+
+export function takeDenied(): string[] {
+  const out = [...denied];
+  denied.clear();
+  return out;
 }
 
 type Timer = ReturnType<typeof setTimeout>;

@@ -12,7 +12,8 @@
 //   - Pyodide's ways to reach the host file system without HostFS (NODEFS
 //     and the other host drivers, even called without a mount; mountNodeFS;
 //     Emscripten's preloading; loading packages from paths or URLs) are
-//     gone; FS.mount takes MEMFS only. Packages are the host's job.
+//     gone; FS.mount takes MEMFS only. Packages are the host's job (what
+//     micropip downloads under the network rules it may still install).
 //   - No process: Emscripten's system() (which C code reaches through
 //     ctypes) calls node:child_process, which Deno refuses by throwing out
 //     of the WebAssembly import, a fatal error for the interpreter. The
@@ -114,8 +115,11 @@ function closeFileSystems(py: Any): void {
   for (const name of ["mountNodeFS", "mountNativeFS", "loadPackage", "loadPackagesFromImports"]) {
     if (name in py) py[name] = refuse(name);
   }
+  // _api.install stays: it unpacks wheel bytes the guest already holds into
+  // the in-memory file system and loads their shared libraries from there,
+  // which Python can do by itself (zipfile, ctypes); micropip uses it.
   const api = py._api;
-  for (const name of ["loadPackage", "loadBinaryFile", "loadPackagesFromImports", "install"]) {
+  for (const name of ["loadPackage", "loadBinaryFile", "loadPackagesFromImports"]) {
     if (api && typeof api[name] === "function") api[name] = refuse(name);
   }
 }

@@ -7,7 +7,7 @@
 
 import { NO_REPLY } from "../channel.ts";
 import { register, Runtime } from "../runtime.ts";
-import { IDLE_LIMIT, TIMEOUT } from "../watchdog.ts";
+import { IDLE_LIMIT, REQUESTED, TIMEOUT } from "../watchdog.ts";
 import { clearGuestTimers, onTimerError } from "../jsglobals.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -42,7 +42,7 @@ register({
   install(rt: Runtime) {
     const execute = rt.pbx.execute;
     const run = execute.run;
-    const cancelTask = execute.interrupt;
+    const interrupt = execute.interrupt;
     const cancelBackground = execute.cancel_background;
     let chain: Promise<unknown> = Promise.resolve();
     let busy = false; // an execution runs
@@ -69,21 +69,34 @@ register({
     // that swamps the event loop (a bomb of tasks that each start more,
     // none blocking long enough for the idle watchdog) and makes the next
     // execution time out and be blamed for it.
+    //
+    // Unless the code has ended already: the interrupt byte, set by the
+    // watchdog's thread before it tells this one, often stops the code
+    // first, and then the execution's result is on its way here in
+    // callbacks on the loop, which cancelling the background would cancel
+    // (the execution would never return). Python's interrupt() tells; what
+    // such code left is cancelled once the result is here (execOne).
     rt.hooks.interrupt.push((_id, _reason, ended) => {
+      let running = false;
+      try {
+        running = interrupt(ended === 0) === true;
+      } catch (e) {
+        rt.channel.log("warn", `interrupt: ${String(e)}`);
+      }
+      if (running) clearGuestTimers();
+      // ended > 0: KeyboardInterrupt is raised where Python waited.
+      return running && ended === 0 ? 1 : 0;
+    });
+    // What an interrupted execution left running, cancelled once its result
+    // is here (the hook above may have come too late to).
+    const cancelLeftovers = () => {
       try {
         clearGuestTimers();
         cancelBackground();
       } catch (e) {
         rt.channel.log("warn", `interrupt: cancelling background work: ${String(e)}`);
       }
-      if (ended > 0) return 0; // KeyboardInterrupt is raised where Python waited
-      try {
-        cancelTask();
-      } catch (e) {
-        rt.channel.log("warn", `interrupt: ${String(e)}`);
-      }
-      return 1;
-    });
+    };
     // A callback that blocked the loop between executions was interrupted:
     // cancel everything the guest left running (once per interrupt, however
     // it is learnt: from the watchdog, a timer's callback, asyncio's loop)
@@ -109,15 +122,24 @@ register({
       return n;
     };
     rt.hooks.idleInterrupt.push(idleInterrupted);
+    // An interrupt that lands in a callback rather than in the execution's
+    // code (a guest task's step, a timer's) is the execution's: it is
+    // interrupted as the watchdog's message would (the waits end, and so on).
+    const interrupted = () => {
+      const id = rt.current;
+      if (id === null) return;
+      let ended = 0;
+      for (const h of rt.hooks.interrupt) ended += h(id, rt.watchdog.reason() || REQUESTED, ended);
+    };
     // An interrupt that lands in a guest timer's callback: between
     // executions, the blocked callback's; during one, the execution's.
     onTimerError((e) => {
       if ((e as Any)?.type !== "KeyboardInterrupt") {
         rt.channel.log("debug", `a timer's callback failed: ${String((e as Any)?.message ?? e).slice(0, 300)}`);
       } else if (rt.current === null) idleInterrupted();
-      else cancelTask();
+      else interrupted();
     });
-    rt.py.registerJsModule("_pbx_exec", { idle_interrupted: idleInterrupted });
+    rt.py.registerJsModule("_pbx_exec", { idle_interrupted: idleInterrupted, interrupted });
 
     const execOne = async (id: number, params: Any) => {
       const code = String(params?.code ?? "");
@@ -155,6 +177,7 @@ register({
         rt.current = null;
       }
       const reason = rt.watchdog.reason();
+      if (reason === TIMEOUT || reason === REQUESTED) cancelLeftovers();
       if (reason === TIMEOUT && error && (error.type === "KeyboardInterrupt" || error.type === "CancelledError")) {
         error = {
           type: "KeyboardInterrupt",

@@ -9,9 +9,10 @@
 // Python client follows them, each hop under the same rules). The answer
 // is [0, status, reason, headers_json, body] or [1, kind, message] where
 // kind is "denied", "timeout", "refused" or "error"; [2] when an interrupt
-// ended the wait.
+// ended the wait. denied() takes the addresses any guest fetch was refused
+// since it was last called (jsglobals.ts).
 
-import { guestFetch } from "../jsglobals.ts";
+import { guestFetch, takeDenied } from "../jsglobals.ts";
 import { register, Runtime } from "../runtime.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -105,6 +106,6 @@ register({
       return n;
     });
 
-    rt.py.registerJsModule("_pbx_http", { exchange });
+    rt.py.registerJsModule("_pbx_http", { exchange, denied: () => takeDenied() });
   },
 });

@@ -4,8 +4,8 @@
 //   - js(): the code is the body of a fresh async function (a module of its
 //     own, imported from a data: URL: the V8 flag that forbids eval and
 //     Function also covers this runner, so code is compiled as a module).
-//     Its parameters are resolvePath, the aliases of what require() loaded,
-//     then the keyword arguments. Compiled functions are kept by code, so a
+//     Its parameters are resolvePath, sbx (sbx.progress), the aliases of
+//     what require() loaded, then the keyword arguments. Compiled functions are kept by code, so a
 //     repeated call compiles nothing.
 //   - require(): local .js/.ts files are imported from their host path with a
 //     fresh query each time (edits are picked up; Deno compiles TypeScript);
@@ -335,11 +335,24 @@ register({
       return fn;
     };
 
+    // sbx in js(): sbx.progress(done, total, message), as in Python (a
+    // call of the host's sbx.progress; its promise settles when the host
+    // has it, awaiting it is optional).
+    const sbx = Object.freeze({
+      progress: async (done: unknown, total?: unknown, message?: unknown): Promise<void> => {
+        const kwargs: Record<string, unknown> = { done };
+        if (total !== undefined && total !== null) kwargs.total = total;
+        if (message !== undefined && message !== null) kwargs.message = String(message).slice(0, 2000);
+        const o = await rt.channel.request("call", { path: "sbx.progress", args: [], kwargs }, false);
+        if (!o.ok) throw new Error("error" in o ? `${o.error.type}: ${o.error.message}` : "interrupted");
+      },
+    });
+
     // js(code, names, values): [0, json text or undefined] | [2] (interrupted).
     const run = (code: string, names: Any, values: Any): Promise<Any[]> => {
       used();
-      const ns = ["resolvePath", ...modules.keys()];
-      const vs: Any[] = [resolvePath, ...modules.values()];
+      const ns = ["resolvePath", "sbx", ...modules.keys()];
+      const vs: Any[] = [resolvePath, sbx, ...modules.values()];
       const kw: string[] = Array.from(names ?? [], String);
       const kv: Any[] = Array.from(values ?? []);
       for (let i = 0; i < kw.length; i++) {

@@ -63,8 +63,10 @@ type Server struct {
 // New returns a server with a fresh dataset. With a token, every request
 // must carry "Authorization: Bearer TOKEN"; others get HTTP 401 with a
 // GraphQL error.
-func New(token string) *Server {
-	s := &Server{token: token, countries: dataset()}
+func New(token string) *Server { return newServer(token, dataset()) }
+
+func newServer(token string, countries []*Country) *Server {
+	s := &Server{token: token, countries: countries}
 	schema, err := s.buildSchema()
 	if err != nil {
 		panic(fmt.Sprintf("countries: schema: %v", err))

@@ -67,13 +67,22 @@ type Store struct {
 // operations that the documents secure answer 401 unless the request has
 // the header "Authorization: Bearer <token>".
 func New(token string) *Store {
-	s := &Store{token: token, mux: http.NewServeMux(), pets: map[int64]Pet{}, next: 4}
-	for _, p := range []Pet{
+	return newStore(token, []Pet{
 		{ID: 1, Name: "doggie", Category: &Category{ID: 1, Name: "Dogs"}, PhotoURLs: []string{}, Tags: []Tag{{ID: 1, Name: "friendly"}}, Status: "available"},
 		{ID: 2, Name: "kitty", Category: &Category{ID: 2, Name: "Cats"}, PhotoURLs: []string{}, Tags: []Tag{{ID: 2, Name: "shy"}}, Status: "pending"},
 		{ID: 3, Name: "rex", Category: &Category{ID: 1, Name: "Dogs"}, PhotoURLs: []string{}, Tags: []Tag{{ID: 1, Name: "friendly"}}, Status: "sold"},
-	} {
+	})
+}
+
+// NewSeeded returns a store like New's holding the n pets of Seed instead
+// of three.
+func NewSeeded(token string, n int) *Store { return newStore(token, Seed(n)) }
+
+func newStore(token string, pets []Pet) *Store {
+	s := &Store{token: token, mux: http.NewServeMux(), pets: map[int64]Pet{}, next: 1}
+	for _, p := range pets {
 		s.pets[p.ID] = p
+		s.next = max(s.next, p.ID+1)
 	}
 	s.mux.HandleFunc("GET /openapi.yaml", document(Spec30, "application/yaml"))
 	s.mux.HandleFunc("GET /openapi.json", document(Spec31, "application/json"))

@@ -1,16 +1,21 @@
 """The `api` builtin: handlers of the app the host serves (host/serve).
 
 @api.get("/path") (and post, put, patch, delete) registers a handler for
-the method and /api + path. The host runs dispatch() in the sandbox for
-each request to /api/...: a GET handler gets the query's params (a dict of
-strings), the others the JSON body (None when empty). Handlers may be sync
-or async, call tools and keep state; what they return is the JSON answer.
+the method and /api + path. The host sends each request to /api/... as the
+protocol's `api` method (features/api.ts), which runs start() here: a task
+of its own, beside a running execution, not one of the executions. A GET
+handler gets the query's params (a dict of strings), the others the JSON
+body (None when empty). Handlers may be sync or async, call tools and keep
+state; what they return is the JSON answer.
 """
 
+import asyncio
 import builtins
 import inspect
 import json
 import traceback
+
+from .output import error, to_json
 
 _isinstance, _str = isinstance, str
 
@@ -66,6 +71,30 @@ class Router:
 api = Router()
 
 
+# The tasks running api requests: an interrupted execution does not cancel
+# them (execute.cancel_background), they have their own timeout.
+tasks = set()
+
+
+def start(request):
+    """Starts the handler of one request (JSON text) as a task; its result
+    is {"status": int, "body": JSON value}."""
+    task = asyncio.ensure_future(_answer(request))
+    tasks.add(task)
+    task.add_done_callback(tasks.discard)
+    return task
+
+
+async def _answer(request):
+    r = await dispatch(request)
+    try:
+        r["body"] = to_json(r["body"])
+    except BaseException as e:
+        e = error(e)
+        r = {"status": 500, "body": {"error": f"the handler's answer is not JSON: {e['type']}: {e['message']}"}}
+    return r
+
+
 async def dispatch(request):
     """Runs the handler of one request (JSON text from the host); returns
     {"status": int, "body": value}."""
@@ -91,8 +120,14 @@ async def dispatch(request):
         result = fn(arg)
         if inspect.isawaitable(result):
             result = await result
-    except Exception as e:
-        return {"status": 500, "body": {"error": str(e) or type(e).__name__, "traceback": traceback.format_exc()}}
+    except (Exception, KeyboardInterrupt, asyncio.CancelledError) as e:
+        if isinstance(e, asyncio.CancelledError):
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            return {"status": 500, "body": {"error": f"the handler of {method} {path} was cancelled"}}
+        tb = error(e).get("traceback") or traceback.format_exc()
+        return {"status": 500, "body": {"error": str(e) or type(e).__name__, "traceback": tb}}
     return {"status": 200, "body": result}
 
 

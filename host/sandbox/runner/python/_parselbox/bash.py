@@ -10,9 +10,8 @@ import builtins
 import json
 import os
 
-from pyodide.ffi import run_sync
-
 from . import MAIN, on_configure
+from .hostcall import run_sync
 
 
 def bash(command):

@@ -7,7 +7,9 @@ held to limits by the watchdog (see watchdog.ts): a callback that blocks
 the event loop is interrupted, and then everything the guest left running
 is cancelled (cancel_background); so is it when an execution is
 interrupted (it timed out). Tool tasks (ns.tool.task()) are not the
-guest's code: they run on the host and outlive executions, always.
+guest's code: they run on the host and outlive executions, always; nor are
+the tasks of the app's api requests (module api), which have a timeout of
+their own.
 """
 
 import asyncio
@@ -18,7 +20,8 @@ import weakref
 from pyodide.code import eval_code_async
 
 from . import FILENAME, MAIN, on_configure
-from .hostcall import tool_futures
+from .api import tasks as api_tasks
+from .hostcall import interrupt_on_resume, tool_futures
 from .output import error, to_json
 
 
@@ -67,18 +70,34 @@ async def run(code):
     return None, error(value)
 
 
-def interrupt():
-    """Cancels the running execution's task (it awaits something that no
-    interrupt byte reaches), and what the guest left running in the
-    background: an interrupted (timed out) execution must not leave work
-    behind that swamps the loop, such as tasks that each start more, none
-    blocking long enough for the idle watchdog, which would make the next
-    execution time out and be blamed."""
+def interrupt(cancel_task=True):
+    """Interrupts the running execution: cancels its task (cancel_task: it
+    awaits something that no interrupt byte reaches), and what the guest
+    left running in the background: an interrupted (timed out) execution
+    must not leave work behind that swamps the loop, such as tasks that
+    each start more, none blocking long enough for the idle watchdog, which
+    would make the next execution time out and be blamed.
+
+    Returns False, and does nothing, when the execution's code has ended
+    already (the interrupt byte stopped it before the runner's main thread
+    heard of the interrupt): its task's result is then on its way to the
+    runner, in callbacks waiting on the loop, which cancel_background would
+    cancel, and the runner would wait for the result forever. The runner
+    cancels what the code left once it has the result (exec.ts)."""
     task = _state.current
-    if task is not None and not task.done():
+    if task is None or task.done():
+        return False
+    # Suspended in run_sync with nothing left to end (what it waited for
+    # has come and the stack is about to resume, or what it waits for
+    # cannot be ended): a cancel would only land at the next await, which
+    # may never come (while True: time.sleep(0.01)), and breaks the
+    # run_sync; the KeyboardInterrupt is raised as it resumes. Otherwise
+    # the task awaits (or yielded), and the cancel ends that.
+    if cancel_task and not interrupt_on_resume(task):
         _state.interrupted = True
         task.cancel()
     cancel_background()
+    return True
 
 
 # Handles of the callbacks scheduled on the loop (asyncio's own included).
@@ -92,7 +111,9 @@ def _is_task_step(handle):
 
 def cancel_background():
     """Cancels what the guest left running between executions: its tasks
-    and callbacks, not tool tasks. Returns how many."""
+    and callbacks, not tool tasks. Returns how many. Never while an
+    execution's task has finished and the runner has not yet got its
+    result: that is in callbacks on the loop too (see interrupt)."""
     n = 0
     for h in list(_handles):
         if not h.cancelled() and not _is_task_step(h):
@@ -100,7 +121,7 @@ def cancel_background():
             n += 1
     _handles.clear()
     for t in asyncio.all_tasks(asyncio.get_event_loop()):
-        if t is _state.current or t in tool_futures or t.done():
+        if t is _state.current or t in tool_futures or t in api_tasks or t.done():
             continue
         t.cancel()
         n += 1
@@ -125,7 +146,9 @@ def _on_keyboard_interrupt():
     # during an execution, it is the execution's; between executions, it
     # ends the blocked callback, and what the guest left is cancelled.
     if _state.current is not None:
-        interrupt()
+        import _pbx_exec
+
+        _pbx_exec.interrupted()
         return
     import _pbx_exec
 

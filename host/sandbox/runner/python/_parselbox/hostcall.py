@@ -14,7 +14,7 @@ import json
 import time
 import weakref
 
-from pyodide.ffi import run_sync
+from pyodide.ffi import run_sync as _run_sync
 
 from . import on_configure
 
@@ -80,6 +80,40 @@ def _unwrap(answer):
     if status == 2:
         raise KeyboardInterrupt
     raise _exception(answer[1], answer[2]) from None
+
+
+class _Waits:
+    tasks = []  # the tasks suspended in run_sync, innermost last
+    interrupt = None  # the task to raise KeyboardInterrupt in when it resumes
+
+
+_waits = _Waits()
+
+
+def run_sync(awaitable):
+    """pyodide.ffi.run_sync, for the runner's blocking calls (tools, sleep,
+    bash, js, http): an interrupt that arrives when there is nothing left
+    to end (what the call waited for has come, and its stack is about to
+    resume) raises KeyboardInterrupt as it resumes (see
+    execute.interrupt; cancelling the task there does not work)."""
+    task = asyncio.current_task()
+    _waits.tasks.append(task)
+    try:
+        return _run_sync(awaitable)
+    finally:
+        _waits.tasks.pop()
+        if task is not None and _waits.interrupt is task:
+            _waits.interrupt = None
+            raise KeyboardInterrupt
+
+
+def interrupt_on_resume(task):
+    """If task is suspended in run_sync, has it raise KeyboardInterrupt as
+    it resumes, and says so."""
+    if task is None or task not in _waits.tasks:
+        return False
+    _waits.interrupt = task
+    return True
 
 
 def host_call(method, params):

@@ -7,7 +7,9 @@ is asked for, and hands http.client's own HTTPResponse the answer to parse.
 
 An address the rules do not allow raises PermissionError (urllib wraps it
 in URLError) saying so; a refused connection ConnectionRefusedError; a
-timeout TimeoutError; an interrupt KeyboardInterrupt.
+timeout TimeoutError; an interrupt KeyboardInterrupt. When code fails after
+any fetch was refused (micropip, say, which reports only that it found
+nothing), the execution's error names the refused address.
 """
 
 import errno
@@ -15,7 +17,9 @@ import http.client
 import io
 import json
 
-from pyodide.ffi import run_sync, to_js
+from pyodide.ffi import to_js
+
+from .hostcall import run_sync
 
 _HOP_BY_HOP = {"host", "connection", "content-length", "transfer-encoding", "keep-alive", "proxy-connection"}
 # fetch hands the body decoded: what described the wire form goes.
@@ -38,6 +42,41 @@ def _dechunk(body):
         out += rest[:size]
         rest = rest[size + 2 :]
     return bytes(out)
+
+
+def _request(url, method, headers, body, timeout):
+    ms = int(timeout * 1000) if isinstance(timeout, (int, float)) and timeout > 0 else 0
+    data = to_js(bytes(body)) if body else None
+    return _js().exchange(str(url), str(method), json.dumps([[str(k), str(v)] for k, v in headers]), data, ms)
+
+
+def _answer(answer):
+    status = answer[0]
+    if status == 2:
+        raise KeyboardInterrupt
+    if status == 1:
+        kind, message = answer[1], answer[2]
+        if kind == "denied":
+            raise PermissionError(errno.EACCES, message)
+        if kind == "timeout":
+            raise TimeoutError(message)
+        if kind == "refused":
+            raise ConnectionRefusedError(errno.ECONNREFUSED, message)
+        raise OSError(errno.EIO, message)
+    return answer[1], answer[2], json.loads(answer[3]), answer[4].to_bytes()
+
+
+def send(url, method, headers, body, timeout):
+    """One request through fetch, waited for: (status, reason, [[name,
+    value]...], body). The body comes decoded (no Content-Encoding left to
+    undo). Raises PermissionError for an address the rules do not allow,
+    ConnectionRefusedError, TimeoutError, OSError, KeyboardInterrupt."""
+    return _answer(run_sync(_request(url, method, headers, body, timeout)))
+
+
+async def send_async(url, method, headers, body, timeout):
+    """send, awaited."""
+    return _answer(await _request(url, method, headers, body, timeout))
 
 
 class _Exchange:
@@ -91,23 +130,7 @@ class _Exchange:
         else:
             host = conn.host if ":" not in conn.host else f"[{conn.host}]"
             url = f"{conn._pbx_scheme}://{host}:{conn.port}{target}"
-        timeout = conn.timeout
-        ms = int(timeout * 1000) if isinstance(timeout, (int, float)) else 0
-        data = to_js(body) if body else None
-        answer = run_sync(_js().exchange(url, method, json.dumps(headers), data, ms))
-        status = answer[0]
-        if status == 2:
-            raise KeyboardInterrupt
-        if status == 1:
-            kind, message = answer[1], answer[2]
-            if kind == "denied":
-                raise PermissionError(errno.EACCES, message)
-            if kind == "timeout":
-                raise TimeoutError(message)
-            if kind == "refused":
-                raise ConnectionRefusedError(errno.ECONNREFUSED, message)
-            raise OSError(errno.EIO, message)
-        code, reason, rheaders, rbody = answer[1], answer[2], json.loads(answer[3]), answer[4].to_bytes()
+        code, reason, rheaders, rbody = send(url, method, headers, body, conn.timeout)
         out = [f"HTTP/1.1 {code} {reason or http.client.responses.get(code, '')}\r\n"]
         for name, value in rheaders:
             if name.lower() not in _WIRE:
@@ -152,8 +175,37 @@ if hasattr(http.client, "HTTPSConnection"):
     _classes["HTTPSConnection"] = HTTPSConnection
 
 
+def _denied():
+    """The addresses a fetch was refused since the last call."""
+    try:
+        return [str(a) for a in _js().denied()]
+    except Exception:
+        return []
+
+
+def _noting_denials(run):
+    async def run_noting_denials(code):
+        _denied()
+        output, err = await run(code)
+        if err is not None:
+            addresses = _denied()
+            if addresses and "not allowed" not in err.get("message", ""):
+                err["message"] += (
+                    f" (during this execution, network access to {', '.join(addresses)} was refused: "
+                    "it is not allowed in the sandbox by the host's network rules)"
+                )
+        return output, err
+
+    return run_noting_denials
+
+
 def prepare():
     for name, cls in _classes.items():
         cls.__module__ = "http.client"
         cls.__qualname__ = name
         setattr(http.client, name, cls)
+    # A library may hide a refused fetch behind its own error (micropip's
+    # "Can't fetch metadata"): the execution's error names the address.
+    from . import execute
+
+    execute.run = _noting_denials(execute.run)

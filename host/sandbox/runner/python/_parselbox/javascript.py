@@ -16,10 +16,10 @@ import json
 import os
 import re
 
-from pyodide.ffi import JsException, create_proxy, run_sync, to_js
+from pyodide.ffi import JsException, create_proxy, to_js
 
 from . import MAIN, on_configure
-from .hostcall import _decode_bytes, host_call
+from .hostcall import _decode_bytes, host_call, run_sync
 
 _isinstance, _callable, _type, _str = isinstance, callable, type, str
 _VALUE, _JSONTEXT, _BYTES, _PROXY, _CLASS, _FUNCTION = range(6)
@@ -238,7 +238,8 @@ def js(code, **kwargs):
     """js(code, **kwargs): runs code as the body of a fresh async JavaScript
     function (use return; await works; nothing persists between calls) and
     returns its result as Python data (bytes for typed arrays). In scope:
-    resolvePath(p) (a sandbox path's host path, for Deno's file APIs), each
+    resolvePath(p) (a sandbox path's host path, for Deno's file APIs),
+    sbx.progress(done, total, message) (as in Python), each
     require()d module by its alias, and the keyword arguments (dict → object,
     list → array, bytes → Uint8Array, functions callable from JS). JS has the
     same files and network rules as Python, and no environment or processes."""

@@ -71,19 +71,48 @@ def _configure(config):
     add_paths(packages.get("paths") or [])
 
 
+def _holds_js(modules):
+    """Whether modules keep a JS object (in their globals or their classes'
+    attributes): the memory snapshot cannot hold one (micropip keeps
+    Pyodide's loadPackage, for one)."""
+    from pyodide.ffi import JsProxy
+
+    for m in modules:
+        if isinstance(m, JsProxy):
+            return True
+        for v in list(getattr(m, "__dict__", {}).values()):
+            if isinstance(v, JsProxy):
+                return True
+            if isinstance(v, type) and v.__module__ == getattr(m, "__name__", None):
+                if any(isinstance(a, JsProxy) for a in list(vars(v).values())):
+                    return True
+    return False
+
+
 def preload(packages_json):
     """Before the snapshot: the host's packages on sys.path, and their
-    modules imported (a module that fails to import is reported on stderr
-    and left out)."""
+    modules imported. A module that fails to import, or that keeps a JS
+    object (which the snapshot cannot hold), is reported on stderr and left
+    out: it is imported when the code imports it."""
+    import gc
     import json
 
     packages = json.loads(packages_json)
     add_paths(packages.get("paths") or [])
     for name in packages.get("preload") or []:
+        before = set(sys.modules)
         try:
             importlib.import_module(name)
         except BaseException as e:
             print(f"preloading {name}: {type(e).__name__}: {e}", file=sys.stderr)
+            continue
+        new = [sys.modules[n] for n in set(sys.modules) - before]
+        if _holds_js(new):
+            for n in set(sys.modules) - before:
+                del sys.modules[n]
+            del new
+            gc.collect()
+            print(f"preloading {name}: not in the snapshot (it keeps a JS object); imported on first use", file=sys.stderr)
 
 
 def hint(err, e):

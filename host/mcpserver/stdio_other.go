@@ -1,0 +1,11 @@
+//go:build !unix
+
+package mcpserver
+
+import (
+	"io"
+	"os"
+)
+
+// pollable is a blocking read where there is no O_NONBLOCK.
+func pollable(*os.File) (io.ReadCloser, func(), bool) { return nil, nil, false }

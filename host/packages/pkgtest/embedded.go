@@ -1,0 +1,54 @@
+package pkgtest
+
+import (
+	"embed"
+	"io/fs"
+	"strings"
+)
+
+//go:embed all:testdata/micropip/micropip all:testdata/urllib3/urllib3
+var sources embed.FS
+
+// MicropipVersion is the version of micropip that Micropip builds: the one
+// the pinned Pyodide's lock file lists.
+const MicropipVersion = "0.11.1"
+
+// Micropip is the real micropip (testdata/micropip: its unmodified source,
+// as released), as a package to build and serve like the others.
+func Micropip() Package {
+	return embedded("micropip", "micropip", MicropipVersion)
+}
+
+// Urllib3Version is the version of urllib3 that Urllib3 builds: the one the
+// pinned Pyodide's lock file lists.
+const Urllib3Version = "2.6.3"
+
+// Urllib3 is the real urllib3 2 (testdata/urllib3: its unmodified source,
+// as released), as a package to build and serve like the others.
+func Urllib3() Package {
+	return embedded("urllib3", "urllib3", Urllib3Version)
+}
+
+// embedded is the package of testdata/NAME/MODULE, with the _version.py a
+// release build writes.
+func embedded(name, module, version string) Package {
+	root := "testdata/" + name + "/"
+	files := map[string]string{
+		module + "/_version.py": "__version__ = \"" + version + "\"\n",
+	}
+	err := fs.WalkDir(sources, root+module, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := sources.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		files[strings.TrimPrefix(p, root)] = string(b)
+		return nil
+	})
+	if err != nil {
+		panic("pkgtest: the embedded " + name + ": " + err.Error()) // cannot happen: the files are compiled in
+	}
+	return Package{Name: name, Version: version, Files: files}
+}

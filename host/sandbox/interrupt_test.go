@@ -1,0 +1,109 @@
+package sandbox_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parselbox/parselbox/host/sandbox"
+)
+
+// execTimeout bounds the executions of these tests: far longer than an
+// interrupt takes, so that an interrupt that was lost shows as a timeout
+// (a KeyboardInterrupt that says "timed out", or a restart), not as a pass.
+const execTimeout = 2 * time.Minute
+
+// wantInterrupted checks that r is the KeyboardInterrupt of Interrupt() (not
+// of the timeout), and that the sandbox was not restarted: same process,
+// no restart counted, the variable set before still there.
+func wantInterrupted(t *testing.T, sb *sandbox.Supervisor, r *sandbox.Result, pid int, what string) {
+	t.Helper()
+	if r.Error == nil || r.Error.Type != "KeyboardInterrupt" || strings.Contains(r.Error.Message, "timed out") {
+		t.Fatalf("%s: want the KeyboardInterrupt of Interrupt(), got output %s, error %+v", what, r.Output, r.Error)
+	}
+	if got := sb.PID(); got != pid {
+		t.Errorf("%s: the sandbox process changed (%d, then %d)", what, pid, got)
+	}
+	info, err := sb.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Restarts != 0 {
+		t.Errorf("%s: %d restarts", what, info.Restarts)
+	}
+	if got := output(t, run(t, sb, "kept")); got != "yes" {
+		t.Errorf("%s: state lost: kept = %v", what, got)
+	}
+}
+
+// Interrupt raises KeyboardInterrupt in the running execution, whatever it
+// is doing when the interrupt arrives, and the interpreter keeps its state.
+// Each loop writes a marker once it runs; then Interrupt is called, again
+// every 200 ms until the execution returns, as a person presses Ctrl-C.
+func TestInterrupt(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	sb := start(t, sandbox.Options{Workspace: ws})
+	run(t, sb, "kept = 'yes'")
+	pid := sb.PID()
+	type loop struct{ name, code string }
+	var loops []loop
+	for _, tc := range []loop{
+		// Mostly suspended in the interruptible sleep, a little bytecode:
+		// the interrupt byte often stops it before the runner's main
+		// thread hears of the interrupt, and then the interrupt must not
+		// cancel the finished execution's result on its way (it did: the
+		// execution never returned, and the sandbox was killed).
+		{"time.sleep loop", "import time\n%s\nwhile True: time.sleep(0.01)"},
+		// Only bytecode: the interrupt byte stops it.
+		{"cpu loop", "%s\nwhile True: pass"},
+		// Bytecode after awaits: the step that ends the execution runs in a
+		// nested timer (Deno delays a nested setTimeout(0) by 4 ms), so the
+		// interrupt's message reaches the runner's main thread before the
+		// finished execution's result does.
+		{"cpu loop after awaits", "import asyncio\nfor _ in range(20): await asyncio.sleep(0)\n%s\nwhile True: pass"},
+	} {
+		// Rounds: where the interrupt lands differs from one to the next.
+		for round := range 3 {
+			loops = append(loops, loop{fmt.Sprintf("%s, round %d", tc.name, round), tc.code})
+		}
+	}
+	for i, tc := range loops {
+		marker := fmt.Sprintf("running-%d", i)
+		code := fmt.Sprintf(tc.code, fmt.Sprintf("open(%q, 'w').close()", marker))
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			waitFile(t, filepath.Join(ws, marker))
+			for {
+				sb.Interrupt()
+				select {
+				case <-stop:
+					return
+				case <-time.After(200 * time.Millisecond): // Ctrl-C again, not a clock
+				}
+			}
+		}()
+		r := runTimeout(t, sb, code, execTimeout)
+		close(stop)
+		<-done
+		wantInterrupted(t, sb, r, pid, tc.name)
+	}
+}
+
+// Interrupts sent while no execution runs do not reach the next one.
+func TestInterruptIdle(t *testing.T) {
+	t.Parallel()
+	sb := start(t, sandbox.Options{})
+	run(t, sb, "kept = 'yes'")
+	for range 100 {
+		sb.Interrupt()
+	}
+	r := run(t, sb, "import time\nn = 0\nfor _ in range(5):\n    time.sleep(0.01)\n    n += sum(range(100000)) > 0\nn")
+	if got := output(t, r); got != 5.0 {
+		t.Errorf("an execution after idle interrupts: %v", got)
+	}
+}
