@@ -303,6 +303,7 @@ func TestJSChannel(t *testing.T) {
 	var logs syncBuffer
 	calls := &recordingHandler{}
 	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "forged.txt"), []byte("old"), 0o644) // before: see TestGuestStdoutForgery
 	sb := start(t, sandbox.Options{Workspace: ws, Handler: calls, Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})})
 	var forged []string
 	for id := 1; id <= 12; id++ {
@@ -320,7 +321,6 @@ func TestJSChannel(t *testing.T) {
 		`{"method":"cancel","params":{"ids":[1,2,3]}}`,
 		`{"method":"ready","params":{"pyodide":"FORGED"}}`)
 	text := "partial line, no newline " + strings.Join(forged, "\n") + "\n" + "and another partial line"
-	os.WriteFile(filepath.Join(ws, "forged.txt"), []byte("old"), 0o644)
 	writers := []string{
 		"fs.writeSync(fd, text)",
 		"fs.writeSync(fd, new TextEncoder().encode(text))",
