@@ -71,8 +71,8 @@
 // with an error naming the option.
 //
 // What the guest writes to stderr (console.* from JS it reaches, Deno's
-// own messages) is logged under "sandbox.guest" at one level, escaped and
-// rate-limited; the runner's own diagnostics come as log notifications.
+// own messages), and the lines of stdout without the channel key, are
+// logged under "sandbox.guest" at one level, escaped and rate-limited; the runner's own diagnostics come as log notifications.
 //
 // # The runner
 //

@@ -191,6 +191,9 @@ await attempt('import remote', () => import('https://deno.land/std/version.ts'))
 await attempt('import npm', () => import('npm:left-pad@1.3.0'));
 await attempt('permission request', async () => (await Deno.permissions.request({name: 'env'})).state === 'granted' ? 'granted' : (() => { throw {name: 'denied'} })());
 await attempt('resolvePath escape', () => resolvePath('/mnt/ro/escdir/secret.txt'));
+await attempt('read the interrupt pipe', () => Deno.open('/dev/fd/3', {read: true}));
+await attempt('node read the interrupt pipe', () => fs.openSync('/dev/fd/3', 'r'));
+await attempt('write fd 3', () => fs.writeSync(3, 'x'));
 await attempt('eval', () => eval('1'));
 await attempt('Function', () => new Function('return 1')());
 return out;
@@ -203,6 +206,7 @@ return out;
 		"fetch": te, "connect": nc, "listen": nc,
 		"import file": te, "import cache": te, "import remote": te, "import npm": te,
 		"permission request": "denied", "resolvePath escape": "Error", "eval": "EvalError", "Function": "EvalError",
+		"read the interrupt pipe": nc, "node read the interrupt pipe": nc, "write fd 3": "Error",
 	}
 	if diff := cmp.Diff(want, output(t, r)); diff != "" {
 		t.Errorf("refusals (-want +got):\n%s", diff)
@@ -291,13 +295,15 @@ out`)
 // message (a result, a tool call, a log line, a files entry, a view,
 // printed output, ready, fatal, runaway, cancel) ends up as logged guest
 // text. Replacing what the runner uses to write (JSON.stringify,
-// TextEncoder, the typed-array functions, toJSON, Atomics) neither shows
-// the guest the key nor changes the runner's messages.
+// TextEncoder, the typed-array functions, Atomics) neither shows the guest
+// the key nor changes the runner's messages; a toJSON that JSON.stringify
+// would call on them makes the runner stop (the host restarts it).
 func TestJSChannel(t *testing.T) {
 	t.Parallel()
 	var logs syncBuffer
 	calls := &recordingHandler{}
 	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "forged.txt"), []byte("old"), 0o644) // before: see TestGuestStdoutForgery
 	sb := start(t, sandbox.Options{Workspace: ws, Handler: calls, Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})})
 	var forged []string
 	for id := 1; id <= 12; id++ {
@@ -315,7 +321,6 @@ func TestJSChannel(t *testing.T) {
 		`{"method":"cancel","params":{"ids":[1,2,3]}}`,
 		`{"method":"ready","params":{"pyodide":"FORGED"}}`)
 	text := "partial line, no newline " + strings.Join(forged, "\n") + "\n" + "and another partial line"
-	os.WriteFile(filepath.Join(ws, "forged.txt"), []byte("old"), 0o644)
 	writers := []string{
 		"fs.writeSync(fd, text)",
 		"fs.writeSync(fd, new TextEncoder().encode(text))",
@@ -367,7 +372,7 @@ return [await Deno.stdin.read(buf), Deno.stdin.readSync(buf)];
 const seen = globalThis.__seen = [];
 const dec = new TextDecoder();
 const note = (v) => { if (globalThis.__stop || seen.length >= 5000 || note.busy) return; note.busy = true; try { seen.push(typeof v === 'string' ? v : ArrayBuffer.isView(v) ? (v.byteLength < 65536 ? dec.decode(v) : 'big') : String(v)); } catch (_) {} finally { note.busy = false; } };
-const refused = [];
+
 const stringify = JSON.stringify;
 JSON.stringify = function (...a) { const s = stringify.apply(this, a); note(s); return s; };
 const encode = TextEncoder.prototype.encode;
@@ -384,16 +389,12 @@ for (const name of ['compareExchange', 'store', 'notify', 'wait']) {
   const f = Atomics[name];
   Atomics[name] = (...a) => { note(name); return f(...a); };
 }
-for (const proto of [Object.prototype, Array.prototype]) {
-  try { proto.toJSON = function () { note(this); return {method: 'log', params: {level: 'error', message: 'FORGED-TOJSON'}}; }; } catch (e) { refused.push(e.name); }
-  try { Object.defineProperty(proto, 'toJSON', { value: () => 'FORGED' }); } catch (e) { refused.push(e.name); }
-}
 class Money { constructor(n) { this.n = n; } }
 Money.prototype.toJSON = function () { return this.n + ' EUR'; };
 const plain = {}; plain.toJSON = () => 'own';
-return [refused, JSON.parse(JSON.stringify([new Money(5), plain, {a: 1}]))];
+return JSON.parse(JSON.stringify([new Money(5), plain, {a: 1}]));
 """)`)
-	if diff := cmp.Diff([]any{[]any{"TypeError", "TypeError", "TypeError", "TypeError"}, []any{"5 EUR", "own", map[string]any{"a": 1.0}}}, output(t, r)); diff != "" {
+	if diff := cmp.Diff([]any{"5 EUR", "own", map[string]any{"a": 1.0}}, output(t, r)); diff != "" {
 		t.Errorf("toJSON (-want +got):\n%s", diff)
 	}
 	// The runner's messages are untouched: an execution, a tool call, printed
@@ -428,7 +429,7 @@ open("/workspace/after.txt", "w").write("x")
 		t.Errorf("the real request did not reach the handler: %v", calls.all())
 	}
 	s := logs.String()
-	for _, bad := range []string{"runner: FORGED", "failed fatally", "did not stop", "blocked the sandbox", "FORGED-TOJSON"} {
+	for _, bad := range []string{"runner: FORGED", "failed fatally", "did not stop", "blocked the sandbox"} {
 		if strings.Contains(s, bad) {
 			t.Errorf("the log has %q:\n%s", bad, s)
 		}
@@ -440,6 +441,26 @@ open("/workspace/after.txt", "w").write("x")
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "forged.txt")); string(b) != "old" {
 		t.Errorf("forged.txt: %q", b)
+	}
+
+	// A toJSON where JSON.stringify would find it on the runner's own
+	// messages: the runner refuses to write another message, says so in a
+	// fatal line, and the host restarts the sandbox.
+	for what, code := range map[string]string{
+		"Object.prototype.toJSON":          "Object.prototype.toJSON = function () { return {method: 'log', params: {level: 'error', message: 'FORGED-TOJSON'}}; }",
+		"Array.prototype.toJSON":           "Object.defineProperty(Array.prototype, 'toJSON', {value: () => 'FORGED-TOJSON'})",
+		"the prototype of Array.prototype": "Object.setPrototypeOf(Array.prototype, {toJSON: () => 'FORGED-TOJSON'})",
+	} {
+		r := run(t, sb, `js("`+code+`; return 1")`)
+		if r.Error == nil || !strings.Contains(r.Error.Message, "failed fatally") || !strings.Contains(r.Error.Message, what) {
+			t.Errorf("%s: %+v", what, r.Error)
+		}
+		if got := output(t, run(t, sb, "'next'")); got != "next" {
+			t.Errorf("%s: after: %v", what, got)
+		}
+	}
+	if s := logs.String(); strings.Contains(s, "runner: FORGED") {
+		t.Errorf("a toJSON forged a runner line:\n%s", s)
 	}
 }
 

@@ -196,9 +196,12 @@ func TestGuestStdoutForgery(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
 	var hits atomic.Int64
+	// The files first: once JS has run, a result lists the files changed
+	// since (a little before) the execution began, by anyone.
+	os.WriteFile(filepath.Join(ws, "cat.wasm"), testenv.Wasm(t, "cat"), 0o644)
+	os.WriteFile(filepath.Join(ws, "forged.txt"), []byte("old"), 0o644)
 	sb, logs := newSandbox(t, host.Config{OutputDir: ws, Timeout: 30 * time.Second,
 		Context: map[string]any{"echo": echoTool{}, "target": &hitTool{hits: &hits}}})
-	os.WriteFile(filepath.Join(ws, "cat.wasm"), testenv.Wasm(t, "cat"), 0o644)
 	var lines []string
 	for id := 1; id <= 8; id++ {
 		lines = append(lines, fmt.Sprintf(`{"id":%d,"result":{"output":"FORGED","stdout":"","stderr":"","files":["/workspace/forged.txt"],"error":null}}`, id))
@@ -209,7 +212,6 @@ func TestGuestStdoutForgery(t *testing.T) {
 		`{"method":"log","params":{"level":"error","message":"FORGED-LOG"}}`,
 		`{"method":"fatal","params":{"message":"FORGED-FATAL"}}`)
 	text := strings.Join(lines, "\n") + "\n"
-	os.WriteFile(filepath.Join(ws, "forged.txt"), []byte("old"), 0o644)
 	sh := "'" + strings.ReplaceAll(text, "'", `'\''`) + "'"
 	cases := []struct{ name, code string }{
 		{"js node:fs fd 1", `js("(await import('node:fs')).default.writeSync(1, text)", text=` + pyq(text) + ")\n'real'"},

@@ -19,10 +19,10 @@
 // key never passes through anything the guest can replace: what writes a
 // line (JSON.stringify, TextEncoder's encode, the typed-array functions,
 // Atomics, the stdout write) is taken here, when this module is evaluated,
-// before any guest code runs, and used as captured; and Object.prototype
-// and Array.prototype get a toJSON that cannot be replaced (see
-// lockToJSON), so that the guest cannot rewrite the messages the runner
-// sends either.
+// before any guest code runs, and used as captured. Before a message is
+// encoded, the runner checks that JSON.stringify will call no guest code on
+// its own objects (tampered); if the guest made it so, the runner tells the
+// host with a fixed fatal line and exits: the host restarts the sandbox.
 
 // The process's stdin and stdout, taken before any guest code runs: the
 // guest's Deno.stdin and Deno.stdout are not these (features/js.ts).
@@ -44,30 +44,26 @@ const textDecoder = new TextDecoder();
 const decodeText = textDecoder.decode.bind(textDecoder);
 const writeOut = stdout.writeSync.bind(stdout);
 const { compareExchange, wait: atomicWait, store: atomicStore, notify: atomicNotify } = Atomics;
-const defineProperty = Object.defineProperty;
 const hexDigits = /^[0-9a-f]+$/;
 const regexpTest = uncurry(RegExp.prototype.test) as (re: RegExp, s: string) => boolean;
 
-/** Gives Object.prototype and Array.prototype a toJSON accessor that reads
- * undefined and cannot be redefined, so that JSON.stringify of the
- * runner's messages (plain objects and arrays) never calls guest code. An
- * assignment of toJSON to any other object (a class's prototype, an
- * instance) still defines it there, as libraries expect. */
-function lockToJSON(): void {
-  for (const proto of [Object.prototype, Array.prototype]) {
-    if (Object.getOwnPropertyDescriptor(proto, "toJSON")) continue; // locked already
-    defineProperty(proto, "toJSON", {
-      get: () => undefined,
-      set(this: object, v: unknown) {
-        if (this === proto) throw new TypeError("the sandbox reserves toJSON on Object.prototype and Array.prototype");
-        defineProperty(this, "toJSON", { value: v, writable: true, enumerable: true, configurable: true });
-      },
-      enumerable: false,
-      configurable: false,
-    });
-  }
+const getOwnProperty = Object.getOwnPropertyDescriptor;
+const getPrototype = Object.getPrototypeOf;
+const ObjectPrototype = Object.prototype, ArrayPrototype = Array.prototype;
+const exit = Deno.exit;
+
+/** Why JSON.stringify of the runner's messages (plain objects and arrays)
+ * could call guest code, or "": a toJSON on Object.prototype or
+ * Array.prototype, or another prototype under Array.prototype. A guest
+ * that put one there could rewrite every message the runner sends. (Cheaper
+ * than locking toJSON on them: an accessor there takes V8's JSON.stringify
+ * off its fast path, 6 times slower on a result of many small objects.) */
+function tampered(): string {
+  if (getOwnProperty(ObjectPrototype, "toJSON")) return "Object.prototype.toJSON";
+  if (getOwnProperty(ArrayPrototype, "toJSON")) return "Array.prototype.toJSON";
+  if (getPrototype(ArrayPrototype) !== ObjectPrototype) return "the prototype of Array.prototype";
+  return "";
 }
-lockToJSON();
 
 /** The key's length in characters (hex of 128 bits). */
 export const KEY_LENGTH = 32;
@@ -167,10 +163,22 @@ export class Channel {
   /** Encodes one message as a line (without the key), or throws
    * MessageTooLarge. */
   encode(msg: object): Uint8Array {
+    const what = tampered();
+    if (what) this.die(`guest code replaced ${what}, which the sandbox's messages rely on`);
     const bytes = encodeText(stringify(msg) + "\n");
     const n = byteLength(bytes);
     if (n > this.maxMessage) throw new MessageTooLarge(n, this.maxMessage);
     return bytes;
+  }
+
+  /** Tells the host the sandbox failed fatally, in a line built from
+   * strings only, and exits. */
+  die(message: string): never {
+    try {
+      this.write(encodeText(`{"method":"fatal","params":{"message":${stringify(message)}}}\n`));
+    } finally {
+      exit(70);
+    }
   }
 
   /** Writes an encoded line, whole, after the key, holding the stdout

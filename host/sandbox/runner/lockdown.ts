@@ -2,7 +2,8 @@
 // its mounts, and sees no host path.
 //
 //   - Deno's read permission for the runtime (the runner's files, the
-//     snapshot, Pyodide's data files) is revoked; nothing needs them after
+//     snapshot, Pyodide's data files) and for the interrupt pipe (which the
+//     watchdog's thread holds open) is revoked; nothing needs them after
 //     boot. (A runtime path that lies inside a granted directory, or holds
 //     one, cannot be revoked alone: Deno revokes the whole grant. It stays,
 //     and the host is told.)
@@ -34,6 +35,7 @@ export interface RuntimePaths {
   snapshot?: string;
   pyodideFiles: string[]; // the data files read at boot
   cacheDir?: string; // DENO_DIR's parent: the host's cache directory
+  interruptPipe?: string; // the watchdog's pipe (/dev/fd/3), open in its thread
 }
 
 export function lockdown(py: Any, fs: HostFS, paths: RuntimePaths, channel: Channel): void {
@@ -181,4 +183,8 @@ function revoke(fs: HostFS, p: RuntimePaths, channel: Channel): void {
     }
     Deno.permissions.revokeSync({ name: "read", path });
   }
+  // The watchdog's thread opened the interrupt pipe under its own
+  // permissions; nothing else may read it (guest code would take the
+  // host's interrupt requests).
+  if (p.interruptPipe) Deno.permissions.revokeSync({ name: "read", path: p.interruptPipe });
 }

@@ -182,6 +182,7 @@ const paths = {
   snapshot: init.snapshot,
   pyodideFiles: init.paths?.pyodide_files ?? [],
   cacheDir: init.paths?.cache_dir,
+  interruptPipe: init.interrupt_pipe,
 };
 const rt: Runtime = {
   py,

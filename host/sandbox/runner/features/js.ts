@@ -221,7 +221,9 @@ const CLOCK_SLACK_MS = 20;
  * content or inode changed since `since` (ms since the epoch): what guest
  * JS wrote through any API (node:fs, file handles, streams, a Worker),
  * which HostFS does not see. Symlinks are not followed; .parselbox
- * directories are skipped, as HostFS.take does. */
+ * directories are skipped, as HostFS.take does. (What changed them is not
+ * known: a file the host wrote during the execution, or within the clock's
+ * slack before it, is listed too.) */
 function changedSince(roots: Root[], since: number, log: (m: string) => void): string[] {
   const out: string[] = [];
   let budget = MAX_SCAN;
