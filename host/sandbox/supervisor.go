@@ -947,7 +947,7 @@ func joinPaths(paths []string) string {
 // the heap (fixing one threshold fixes the other at 128 KiB, and then
 // every block above it is an mmap and a munmap: `1+1` took 70-140 ms
 // instead of 5-12 ms). An idle sandbox's anonymous memory fell from
-// 159-168 MB to 121 MB (README, Running many hosts). Other C libraries
+// 159-170 MB to 119-121 MB (README, Running many hosts). Other C libraries
 // ignore the variable.
 func denoEnv(cacheDir string) []string {
 	return []string{
