@@ -85,7 +85,7 @@ test: build fixtures browser pyclients
 ## fleet-test: three parselbox hosts on loopback behind Debian's HAProxy
 ## (installed here when missing) with deploy/haproxy/haproxy.cfg, driven by
 ## MCP clients: affinity, a killed host, a drain, /metrics. Several minutes,
-## so not part of make test; CI runs it after make test.
+## so not part of make test (nor of CI: .ci/run says why).
 fleet-test: build
 	@command -v haproxy >/dev/null || { apt-get update -qq && apt-get install -y -qq haproxy >/dev/null; }
 	PARSELBOX_REQUIRE_FLEET=1 PARSELBOX_RUNTIME=$(CURDIR)/$(RUNTIME) \
@@ -100,7 +100,7 @@ image: build
 	$(GO) run $(GOFLAGS) ./deploy/image -bin $(BIN) -runtime $(RUNTIME) -cache $(IMAGE_CACHE) -out $(BIN)/image
 
 ## image-test: unpack the image and run parselbox exec in its root
-## filesystem (chroot, unshare: needs root); CI runs it
+## filesystem (chroot, unshare: needs root); not run by CI (.ci/run)
 image-test: image
 	$(GO) test -tags image -count=1 -v ./tests/image
 

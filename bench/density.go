@@ -28,6 +28,8 @@ var densityTargets = []target{
 	{"session_pss_mb", "", "", nil},
 	{"session_pss_anon_mb", "", "", nil},
 	{"session_pss_file_mb", "", "", nil},
+	{"mem_per_session_pss_mb", "", "", nil},
+	{"idle_cpu_pct_50_sessions", "", "", nil},
 }
 
 // measureDensity opens densitySessions MCP sessions on one host (over
@@ -40,8 +42,16 @@ var densityTargets = []target{
 //   - session_pss_mb and its anonymous and file-backed parts: the mean
 //     proportional set size of one sandbox process (/proc/PID/smaps_rollup),
 //     which says what dominates: anonymous memory is each sandbox's own
-//     (V8 heap, wasm memory, compiled code), file-backed memory (the Deno
-//     binary) is shared, and PSS divides it among the processes.
+//     (V8 heap, wasm memory, malloc), file-backed memory (the Deno binary)
+//     is shared, and PSS divides it among the processes;
+//   - mem_per_session_pss_mb: the same cost counted from the processes
+//     instead of the system: the sandboxes' PSS plus what this process
+//     (the host, with the bench's clients) grew by, per session. PSS sums
+//     shared pages once, so this is mem_per_session_mb without what the
+//     rest of the machine did meanwhile (and without the kernel's share);
+//   - idle_cpu_pct_50_sessions: the CPU the idle sandboxes use together
+//     over 10 s (their timers and the host's watch of them), in percent of
+//     one core: the load that idle sessions put on the exec latency.
 //
 // The machine is shared: MemAvailable moves with everything else that
 // runs. Each run is one value; compare runs.
@@ -61,6 +71,10 @@ func densityRun(ctx context.Context, b *bench) error {
 	opts.Settings.MaxSessions = 0
 	time.Sleep(2 * time.Second) // let what ran before settle
 	before, err := memAvailableMB()
+	if err != nil {
+		return err
+	}
+	selfBefore, _, _, err := pssOf(os.Getpid())
 	if err != nil {
 		return err
 	}
@@ -114,6 +128,10 @@ func densityRun(ctx context.Context, b *bench) error {
 		return err
 	}
 	b.add("mem_per_session_mb", float64(before-after)/densitySessions)
+	selfAfter, _, _, err := pssOf(os.Getpid())
+	if err != nil {
+		return err
+	}
 
 	var pss, anon, file float64
 	var n int
@@ -128,7 +146,12 @@ func densityRun(ctx context.Context, b *bench) error {
 		b.add("session_pss_mb", pss/float64(n))
 		b.add("session_pss_anon_mb", anon/float64(n))
 		b.add("session_pss_file_mb", file/float64(n))
+		b.add("mem_per_session_pss_mb", (pss+selfAfter-selfBefore)/float64(n))
 	}
+	pids := srv.SandboxPIDs()
+	cpu0 := cpuSeconds(pids)
+	time.Sleep(10 * time.Second)
+	b.add("idle_cpu_pct_50_sessions", (cpuSeconds(pids)-cpu0)/10*100)
 
 	var lat []float64
 	for round := range 10 {
@@ -144,8 +167,35 @@ func densityRun(ctx context.Context, b *bench) error {
 	}
 	b.add("exec_p99_ms_50_sessions", percentile(lat, 99))
 	b.add("exec_p50_ms_50_sessions", percentile(lat, 50))
+	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Printf("  load average after the run: %s", la) // the machine may be shared
+	}
 	return nil
 }
+
+// cpuSeconds is the CPU time (user and system) the processes used so far.
+func cpuSeconds(pids []int) float64 {
+	var total float64
+	for _, pid := range pids {
+		data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+		if err != nil {
+			continue
+		}
+		// The fields after the command name, which is in parentheses.
+		s := string(data)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 13 {
+			continue
+		}
+		utime, _ := strconv.ParseFloat(f[11], 64)
+		stime, _ := strconv.ParseFloat(f[12], 64)
+		total += (utime + stime) / clockTicks
+	}
+	return total
+}
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat's times: 100 on Linux.
+const clockTicks = 100
 
 // memAvailableMB is the system's MemAvailable.
 func memAvailableMB() (int64, error) {

@@ -66,3 +66,14 @@ func TestCheckFiles(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// The environment is all Deno gets: nothing of the host's, and the malloc
+// setting that returns freed memory (denoEnv).
+func TestDenoEnv(t *testing.T) {
+	t.Setenv("PARSELBOX_SECRET", "x")
+	want := []string{"DENO_DIR=/cache/deno", "DENO_NO_PACKAGE_JSON=1", "DENO_NO_UPDATE_CHECK=1", "NO_COLOR=1",
+		"GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4194304"}
+	if diff := cmp.Diff(want, denoEnv("/cache")); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
