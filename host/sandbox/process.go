@@ -228,7 +228,9 @@ func (p *process) waitReady(ctx context.Context) (ReadyInfo, error) {
 		return info, nil
 	case <-p.exited:
 		err := fmt.Errorf("%w (%s): %s", errExitedBeforeReady, p.exitStatus(), bootFailure(p.stderr.String()))
-		if p.restoring && !p.restored.Load() {
+		// (A process killed, by the host or the kernel's OOM killer,
+		// while it loaded says nothing about the snapshot.)
+		if p.restoring && !p.restored.Load() && !p.killed() {
 			err = fmt.Errorf("%w: %w", errSnapshotUnusable, err)
 		}
 		return ReadyInfo{}, err
@@ -252,6 +254,18 @@ func bootFailure(stderr string) string {
 }
 
 // exitStatus describes how the process ended, once it has.
+// killed reports whether the process ended by SIGKILL.
+func (p *process) killed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var ee *exec.ExitError
+	if errors.As(p.exitErr, &ee) {
+		ws, ok := ee.Sys().(syscall.WaitStatus)
+		return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
+	}
+	return false
+}
+
 func (p *process) exitStatus() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()

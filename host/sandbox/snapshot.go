@@ -37,9 +37,17 @@ func snapshotPath(cacheDir string, rt *Runtime, pk *Packages) string {
 //
 // With packages to preload (pk.Preload), the snapshot has them imported:
 // its process sees pk.Dir read-only at PackagesPath, as the sandboxes do.
-func ensureSnapshot(ctx context.Context, log hclog.Logger, notify func(string), cacheDir, runnerDir string, rt *Runtime, pk *Packages) (string, error) {
+//
+// bad, when not nil, is a snapshot file that did not load: it is replaced
+// (by a rename over it, so that other hosts sharing the cache directory
+// never find the path missing) unless another host replaced it already.
+func ensureSnapshot(ctx context.Context, log hclog.Logger, notify func(string), cacheDir, runnerDir string, rt *Runtime, pk *Packages, bad os.FileInfo) (string, error) {
 	path := snapshotPath(cacheDir, rt, pk)
-	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
+	usable := func() bool {
+		fi, err := os.Stat(path)
+		return err == nil && fi.Size() > 0 && (bad == nil || !os.SameFile(fi, bad))
+	}
+	if usable() {
 		return path, nil
 	}
 	dir := filepath.Dir(path)
@@ -55,7 +63,7 @@ func ensureSnapshot(ctx context.Context, log hclog.Logger, notify func(string), 
 		return "", fmt.Errorf("locking snapshot directory: %w", err)
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
+	if usable() {
 		return path, nil // built by another host while we waited
 	}
 

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/parselbox/parselbox/host/sandbox"
@@ -73,6 +74,33 @@ func TestSnapshotLifecycle(t *testing.T) {
 	}
 	if fi, err := os.Stat(snaps[0]); err != nil || fi.Size() < 1<<20 {
 		t.Errorf("corrupt snapshot not rebuilt: %v", err)
+	}
+
+	// The cache directory is shared: another host may remove the snapshot
+	// (a newer runner's clean-up, a cache clean) while this one runs. A
+	// restart then builds it again instead of failing.
+	if err := os.Remove(snaps[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(third.PID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// The first execution after the kill reports the crash; the next runs.
+	if r := run(t, third, "'lost'"); r.Error == nil || !strings.Contains(r.Error.Message, "sandbox process died") {
+		t.Errorf("the crash was not reported: %+v", r.Error)
+	}
+	if got := output(t, run(t, third, "'restarted'")); got != "restarted" {
+		t.Errorf("after the snapshot was removed and the process killed: %v", got)
+	}
+	info, err := third.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Restarts != 1 || !info.Snapshot {
+		t.Errorf("restart after the snapshot was removed: restarts %d, snapshot %v (want 1, true)", info.Restarts, info.Snapshot)
+	}
+	if fi, err := os.Stat(snaps[0]); err != nil || fi.Size() < 1<<20 {
+		t.Errorf("removed snapshot not built again: %v", err)
 	}
 }
 

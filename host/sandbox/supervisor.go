@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -148,6 +149,8 @@ type Supervisor struct {
 	log       hclog.Logger
 	runnerDir string
 	snapshot  string // "" when booting cold
+	// snapshotPackages is the package set imported in snapshot (nil: none).
+	snapshotPackages *Packages
 
 	execMu sync.Mutex // one execution at a time
 
@@ -237,19 +240,21 @@ func Start(ctx context.Context, opts Options) (*Supervisor, error) {
 				pk = nil
 			}
 		}
-		s.snapshot, err = ensureSnapshot(ctx, s.log, opts.Notify, opts.CacheDir, s.runnerDir, opts.Runtime, pk)
+		s.snapshot, err = ensureSnapshot(ctx, s.log, opts.Notify, opts.CacheDir, s.runnerDir, opts.Runtime, pk, nil)
 		if err != nil && pk != nil && len(pk.Preload) > 0 && ctx.Err() == nil {
 			// The packages could not be imported into a snapshot: the
 			// bare one still boots fast, and they import on first use.
 			s.log.Error("no memory snapshot with the packages imported: booting from the bare snapshot; the packages are imported when the code imports them",
 				"preload", pk.Preload, "error", err)
 			_ = os.WriteFile(failed, []byte(err.Error()), 0o600)
-			s.snapshot, err = ensureSnapshot(ctx, s.log, opts.Notify, opts.CacheDir, s.runnerDir, opts.Runtime, nil)
+			pk = nil
+			s.snapshot, err = ensureSnapshot(ctx, s.log, opts.Notify, opts.CacheDir, s.runnerDir, opts.Runtime, nil, nil)
 		}
 		if err != nil {
 			// Loud, not fatal: a cold boot works, only slower.
 			s.log.Error("no Pyodide memory snapshot: every start boots cold (~5 s)", "error", err)
 		}
+		s.snapshotPackages = pk
 	}
 	p, info, err := s.boot(ctx)
 	if errors.Is(err, errSnapshotUnusable) {
@@ -258,8 +263,9 @@ func Start(ctx context.Context, opts Options) (*Supervisor, error) {
 		// snapshot loaded, was cancelled or was too slow says nothing about
 		// the snapshot, which others may be using: it is left alone.)
 		s.log.Error("booting from the snapshot failed; rebuilding it", "snapshot", s.snapshot, "error", err)
-		_ = os.Remove(s.snapshot)
-		if s.snapshot, err = ensureSnapshot(ctx, s.log, opts.Notify, opts.CacheDir, s.runnerDir, opts.Runtime, opts.Packages); err != nil {
+		// Replaced, never removed: other hosts may be starting from it.
+		bad, _ := os.Stat(s.snapshot)
+		if s.snapshot, err = ensureSnapshot(ctx, s.log, opts.Notify, opts.CacheDir, s.runnerDir, opts.Runtime, s.snapshotPackages, bad); err != nil {
 			return nil, fmt.Errorf("rebuilding the snapshot: %w", err)
 		}
 		p, info, err = s.boot(ctx)
@@ -285,9 +291,20 @@ func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 	if quota < 0 {
 		quota = 0
 	}
+	snap := s.snapshot
+	if snap != "" {
+		if _, err := os.Stat(snap); errors.Is(err, fs.ErrNotExist) {
+			// Another host sharing the cache directory removed it (a newer
+			// runner's clean-up, a cache clean): build it again.
+			if snap, err = ensureSnapshot(ctx, s.log, o.Notify, o.CacheDir, s.runnerDir, o.Runtime, s.snapshotPackages, nil); err != nil {
+				s.log.Error("the Pyodide memory snapshot is gone and could not be rebuilt: booting cold", "error", err)
+				snap = ""
+			}
+		}
+	}
 	init := initParams{
 		IndexURL:      o.Runtime.Pyodide + "/",
-		Snapshot:      s.snapshot,
+		Snapshot:      snap,
 		Roots:         s.roots,
 		InterruptPipe: interruptPipe,
 		Limits: initLimits{
@@ -308,8 +325,8 @@ func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 	for _, f := range pyodideFiles {
 		init.Paths.PyodideFiles = append(init.Paths.PyodideFiles, filepath.Join(o.Runtime.Pyodide, f))
 	}
-	if s.snapshot != "" {
-		perms.read = append(perms.read, s.snapshot)
+	if snap != "" {
+		perms.read = append(perms.read, snap)
 	}
 	// just-bash, imported after boot: public code, kept readable
 	// (lockdown.ts revokes the runtime's other files).
