@@ -223,9 +223,15 @@ const CLOCK_SLACK_MS = 20;
  * which HostFS does not see. Symlinks are not followed; .parselbox
  * directories are skipped, as HostFS.take does. (What changed them is not
  * known: a file the host wrote during the execution, or within the clock's
- * slack before it, is listed too.) */
-function changedSince(roots: Root[], since: number, log: (m: string) => void): string[] {
+ * slack before it, is listed too.)
+ *
+ * seen holds what the previous call found (path -> the file's times, size
+ * and inode) and is replaced: a file that an execution wrote within the
+ * slack before the next one began is not listed again by the next one
+ * unless it changed since. */
+function changedSince(roots: Root[], since: number, seen: Map<string, string>, log: (m: string) => void): string[] {
   const out: string[] = [];
+  const now = new Map<string, string>();
   let budget = MAX_SCAN;
   const walk = (dir: string, target: string) => {
     let entries: nodefs.Dirent[];
@@ -242,13 +248,19 @@ function changedSince(roots: Root[], since: number, log: (m: string) => void): s
       } else if (e.isFile()) {
         try {
           const st = nodefs.lstatSync(host);
-          if (Math.max(st.mtimeMs, st.ctimeMs) >= since - CLOCK_SLACK_MS) out.push(path);
+          if (Math.max(st.mtimeMs, st.ctimeMs) >= since - CLOCK_SLACK_MS) {
+            const stamp = `${st.mtimeMs}/${st.ctimeMs}/${st.size}/${st.ino}`;
+            now.set(path, stamp);
+            if (seen.get(path) !== stamp) out.push(path);
+          }
         } catch (_) { /* removed meanwhile */ }
       }
     }
   };
   for (const r of roots) if (!r.readOnly) walk(r.dir, r.target);
   if (budget < 0) log(`the files JS wrote: looked at the first ${MAX_SCAN} entries of the writable directories only`);
+  seen.clear();
+  for (const [k, v] of now) seen.set(k, v);
   return out;
 }
 
@@ -264,6 +276,7 @@ register({
     // lists the files of the writable roots changed since it began.
     let jsUsed = false;
     let began = 0;
+    const seen = new Map<string, string>(); // changedSince's last findings
     const used = () => {
       jsUsed = true;
     };
@@ -274,7 +287,7 @@ register({
       if (!jsUsed || began === 0) return;
       const files = result.files as string[];
       const known = new Set(files);
-      for (const p of changedSince(rt.fs.roots, began, (m) => rt.channel.log("warn", m))) {
+      for (const p of changedSince(rt.fs.roots, began, seen, (m) => rt.channel.log("warn", m))) {
         if (!known.has(p)) files.push(p);
       }
     });
