@@ -258,12 +258,21 @@ func bootFailure(stderr string) string {
 func (p *process) killed() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	sig, ok := signalOf(p.exitErr)
+	return ok && sig == syscall.SIGKILL
+}
+
+// signalOf is the signal that ended a process whose Wait returned err.
+func signalOf(err error) (syscall.Signal, bool) {
 	var ee *exec.ExitError
-	if errors.As(p.exitErr, &ee) {
-		ws, ok := ee.Sys().(syscall.WaitStatus)
-		return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
+	if !errors.As(err, &ee) {
+		return 0, false
 	}
-	return false
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return 0, false
+	}
+	return ws.Signal(), true
 }
 
 func (p *process) exitStatus() string {
@@ -271,8 +280,8 @@ func (p *process) exitStatus() string {
 	defer p.mu.Unlock()
 	var ee *exec.ExitError
 	if errors.As(p.exitErr, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return fmt.Sprintf("killed by signal %d (%s)", int(ws.Signal()), ws.Signal())
+		if sig, ok := signalOf(p.exitErr); ok {
+			return fmt.Sprintf("killed by signal %d (%s)", int(sig), sig)
 		}
 		return "exit status " + strconv.Itoa(ee.ExitCode())
 	}
