@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/parselbox/parselbox/host"
 	"github.com/parselbox/parselbox/host/inproc"
+	"github.com/parselbox/parselbox/internal/testenv"
 	"github.com/parselbox/parselbox/sdk"
 )
 
@@ -390,16 +391,7 @@ func TestHooks(t *testing.T) {
 	}
 }
 
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute) // ends with the event; long for a loaded machine
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+var waitUntil = testenv.WaitFor
 
 // An execution waiting for a tool is interruptible: at the timeout Python
 // gets a KeyboardInterrupt, the tool's context is cancelled, and the state
