@@ -127,7 +127,7 @@ func (c *catalog) writeTree(b *strings.Builder, prefix, indent string) {
 		if prefix != "" {
 			path = prefix + "." + t
 		}
-		line := indent + connector(i == n) + Signature(t, c.tools[c.alias[path]])
+		line := indent + connector(i == n) + listedSignature(t, c.tools[c.alias[path]])
 		if d := firstLine(c.tools[c.alias[path]].Description); d != "" {
 			line += "  # " + d
 		}
@@ -157,7 +157,7 @@ func connector(last bool) string {
 
 // toolHelp is help(ns.tool): the signature line (with the full path),
 // the description, the parameters' own descriptions, and where the JSON
-// Schemas are.
+// Schemas are (how to call a tool, or start it as a task, is the guide's).
 func toolHelp(path string, t *sdk.ToolInfo) string {
 	var b strings.Builder
 	b.WriteString(Signature(path, t) + "\n")
@@ -170,8 +170,7 @@ func toolHelp(path string, t *sdk.ToolInfo) string {
 			b.WriteString("  " + d + "\n")
 		}
 	}
-	b.WriteString("\nCall it as " + path + "(...), or " + path + ".task(...) for a background Task; " +
-		"sbx.inspect(" + pyString(path) + ") gives the JSON Schemas of its parameters and output.")
+	b.WriteString("\nJSON Schemas: sbx.inspect(" + pyString(path) + ").")
 	return b.String()
 }
 
