@@ -23,7 +23,9 @@
 // every result and the answer. "once" counts each of them once; "loop"
 // counts what an agent loop sends and gets back: every turn re-reads the
 // instructions, the definitions and the conversation so far. The figures
-// are merged into bench-results.json (as metrics of one run) and printed.
+// are merged into bench-results.json (as metrics of one run) and printed,
+// with a breakdown of each way's tokens: instructions, definitions, every
+// call and result, the answer.
 // Run by `make bench-tokens`; nothing here is a test. BENCH_TOKENS_SHOW=1
 // prints every call and result on stderr (their first 3000 bytes;
 // BENCH_TOKENS_SHOW=full: whole).
