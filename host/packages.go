@@ -68,13 +68,45 @@ func (s *Sandbox) installPackages(ctx context.Context, opts *sandbox.Options) er
 	if err != nil {
 		return fmt.Errorf("installing packages: %w", err)
 	}
+	binary := compiled(wheels)
 	for _, w := range wheels {
 		opts.Packages.Paths = append(opts.Packages.Paths, w.Site)
+		opts.Packages.Libs = append(opts.Packages.Libs, w.Libs...)
+		if binary[packages.Normalize(w.Name)] {
+			// Pyodide's memory snapshot holds the heap only, not the
+			// WebAssembly modules a dynamic library adds: imported on use.
+			s.log.Debug("package ready (compiled: imported on first use, not in the snapshot)", "name", w.Name, "sha256", w.SHA256, "imports", w.Imports)
+			continue
+		}
 		opts.Packages.Preload = append(opts.Packages.Preload, w.Imports...)
 		s.log.Debug("package ready", "name", w.Name, "sha256", w.SHA256, "imports", w.Imports)
 	}
 	s.log.Info("packages installed by the host", "count", len(wheels), "dir", store.Dir)
 	return nil
+}
+
+// compiled are the wheels (by normalized name) whose import loads compiled
+// code: those with extension modules or shared libraries, and those that
+// depend on one, as far as their dependencies are known.
+func compiled(wheels []packages.Wheel) map[string]bool {
+	out := map[string]bool{}
+	for changed := true; changed; {
+		changed = false
+		for _, w := range wheels {
+			name := packages.Normalize(w.Name)
+			if out[name] {
+				continue
+			}
+			hit := w.Binary || len(w.Libs) > 0
+			for _, d := range w.Depends {
+				hit = hit || out[packages.Normalize(d)]
+			}
+			if hit {
+				out[name], changed = true, true
+			}
+		}
+	}
+	return out
 }
 
 // withoutStdlib leaves out the names of packages that are modules of the
@@ -129,7 +161,7 @@ func (s *Sandbox) runtimePackages(ctx context.Context, code string) error {
 	if err != nil || len(missing) == 0 {
 		return err
 	}
-	var paths []string
+	var paths, libs []string
 	for _, name := range missing {
 		wheels, err := s.pkgs.Install(ctx, s.pkgSource, []string{name})
 		if err != nil {
@@ -138,13 +170,14 @@ func (s *Sandbox) runtimePackages(ctx context.Context, code string) error {
 		}
 		for _, w := range wheels {
 			paths = append(paths, w.Site)
+			libs = append(libs, w.Libs...)
 		}
 		s.log.Info("runtime package installed", "import", name, "wheels", len(wheels))
 	}
 	if len(paths) == 0 {
 		return nil
 	}
-	return s.sb.AddPackages(ctx, paths)
+	return s.sb.AddPackages(ctx, paths, libs)
 }
 
 // guestPackages installs packages of Pyodide's distribution that code in
@@ -163,11 +196,12 @@ func (s *Sandbox) guestPackages(ctx context.Context, names []string) (any, error
 		s.log.Warn("packages asked for by the sandbox not installed", "names", names, "error", err)
 		return nil, &sandbox.RemoteError{Type: "ModuleNotFoundError", Message: fmt.Sprintf("the host could not install %s: %v", list, err)}
 	}
-	var paths []string
+	var paths, libs []string
 	for _, w := range wheels {
 		paths = append(paths, w.Site)
+		libs = append(libs, w.Libs...)
 	}
-	if err := s.sb.AddPackages(ctx, paths); err != nil {
+	if err := s.sb.AddPackages(ctx, paths, libs); err != nil {
 		return nil, err
 	}
 	s.log.Info("packages installed for the sandbox", "names", names, "wheels", len(wheels))

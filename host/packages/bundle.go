@@ -23,6 +23,9 @@ func (s *Store) Bundle(ctx context.Context, src Source, entries []string, dir st
 	}
 	lock := Lock{Packages: map[string]LockPackage{}}
 	lock.Info.Python = "3.14"
+	if tg := runtimeTarget(src); tg.Python != "" {
+		lock.Info.Python, lock.Info.ABIVersion, lock.Info.Platform = tg.Python, tg.ABIVersion, tg.Platform
+	}
 	if b, err := os.ReadFile(filepath.Join(dir, LockFile)); err == nil {
 		if old, err := ParseLock(b); err == nil {
 			lock = *old // add to the bundle already there
@@ -38,16 +41,20 @@ func (s *Store) Bundle(ctx context.Context, src Source, entries []string, dir st
 			return nil, err
 		}
 		version := ""
-		if parts := strings.Split(strings.TrimSuffix(name, ".whl"), "-"); len(parts) > 1 {
+		if parts := strings.Split(strings.TrimSuffix(strings.TrimSuffix(name, ".whl"), ".zip"), "-"); len(parts) > 1 {
 			version = parts[1]
 		}
 		depends := w.Depends
 		if depends == nil {
 			depends = []string{}
 		}
+		kind, installDir, imports := "package", "site", w.Imports
+		if len(w.Libs) > 0 { // a shared library package
+			kind, installDir, imports = "shared_library", "dynlib", []string{}
+		}
 		lock.Packages[Normalize(w.Name)] = LockPackage{
 			Name: w.Name, Version: version, FileName: name, SHA256: w.SHA256,
-			PackageType: "package", InstallDir: "site", Imports: w.Imports, Depends: depends,
+			PackageType: kind, InstallDir: installDir, Imports: imports, Depends: depends,
 		}
 	}
 	b, err := json.MarshalIndent(lock, "", "  ")

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -67,19 +69,20 @@ func (s *Store) Install(ctx context.Context, src Source, entries []string) ([]Wh
 			wheels = append(wheels, w)
 		}
 	}
+	tg := runtimeTarget(src)
 	var names []string
 	for _, e := range entries {
 		e = strings.TrimSpace(e)
 		switch {
 		case strings.HasSuffix(strings.SplitN(e, "#", 2)[0], ".whl"):
-			w, err := s.explicitWheel(ctx, e)
+			w, err := s.explicitWheel(ctx, e, tg)
 			if err != nil {
 				problems = append(problems, fmt.Sprintf("%s: %v", e, err))
 				continue
 			}
 			add(w)
 		case !strings.Contains(e, "://") && isDir(e):
-			ws, err := s.wheelDir(e)
+			ws, err := s.wheelDir(e, tg)
 			if err != nil {
 				problems = append(problems, fmt.Sprintf("%s: %v", e, err))
 			}
@@ -91,7 +94,7 @@ func (s *Store) Install(ctx context.Context, src Source, entries []string) ([]Wh
 		}
 	}
 	if len(names) > 0 {
-		ws, err := s.resolveNames(ctx, src, names)
+		ws, err := s.resolveNames(ctx, src, tg, names)
 		var ie *InstallError
 		switch {
 		case errors.As(err, &ie):
@@ -115,8 +118,8 @@ func isDir(p string) bool {
 }
 
 // explicitWheel is a wheel named by path or URL; a URL's "#sha256=HEX"
-// fragment is checked.
-func (s *Store) explicitWheel(ctx context.Context, e string) (Wheel, error) {
+// fragment is checked. A compiled wheel must be built for tg.
+func (s *Store) explicitWheel(ctx context.Context, e string, tg Target) (Wheel, error) {
 	loc, frag, _ := strings.Cut(e, "#")
 	want, _ := strings.CutPrefix(frag, "sha256=")
 	var fileName string
@@ -129,6 +132,9 @@ func (s *Store) explicitWheel(ctx context.Context, e string) (Wheel, error) {
 	} else {
 		fileName = filepath.Base(loc)
 	}
+	if err := tg.Compatible(fileName); err != nil {
+		return Wheel{}, err
+	}
 	file, sum, err := s.fetchWheel(ctx, loc, fileName, want)
 	if err != nil {
 		return Wheel{}, err
@@ -137,19 +143,38 @@ func (s *Store) explicitWheel(ctx context.Context, e string) (Wheel, error) {
 }
 
 func (s *Store) unpacked(file, sum string, imports []string) (Wheel, error) {
-	dir, top, err := s.unpack(file, sum)
+	u, err := s.unpack(file, sum)
 	if err != nil {
 		return Wheel{}, err
 	}
 	if len(imports) == 0 {
-		imports = top
+		imports = u.imports
 	}
 	name, _, _ := strings.Cut(filepath.Base(file), "-")
-	return Wheel{Name: name, File: file, SHA256: sum, Site: dir, Imports: imports}, nil
+	return Wheel{Name: name, File: file, SHA256: sum, Site: u.dir, Imports: imports, Binary: len(u.libs) > 0}, nil
 }
 
-// wheelDir is every wheel in a directory.
-func (s *Store) wheelDir(dir string) ([]Wheel, error) {
+// sharedLibrary is the wheel of a shared library package: its libraries'
+// directories go on the dynamic loader's search path.
+func (s *Store) sharedLibrary(w Wheel) (Wheel, error) {
+	u, err := s.unpack(w.File, w.SHA256)
+	if err != nil {
+		return w, err
+	}
+	if len(u.libs) == 0 {
+		return w, fmt.Errorf("%s: a shared library package without a library (*.so)", filepath.Base(w.File))
+	}
+	w.Imports = nil
+	for _, l := range u.libs {
+		if d := path.Join(u.dir, path.Dir(l)); !slices.Contains(w.Libs, d) {
+			w.Libs = append(w.Libs, d)
+		}
+	}
+	return w, nil
+}
+
+// wheelDir is every wheel in a directory (each compiled one built for tg).
+func (s *Store) wheelDir(dir string, tg Target) ([]Wheel, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.whl"))
 	if err != nil {
 		return nil, err
@@ -160,6 +185,9 @@ func (s *Store) wheelDir(dir string) ([]Wheel, error) {
 	sort.Strings(files)
 	var out []Wheel
 	for _, f := range files {
+		if err := tg.Compatible(filepath.Base(f)); err != nil {
+			return out, err
+		}
 		b, err := os.ReadFile(f)
 		if err != nil {
 			return out, err
@@ -175,20 +203,20 @@ func (s *Store) wheelDir(dir string) ([]Wheel, error) {
 
 // resolveNames installs names from the index: a Pyodide index's lock, or
 // a simple index with the runtime's lock for the dependencies it has.
-func (s *Store) resolveNames(ctx context.Context, src Source, names []string) ([]Wheel, error) {
+func (s *Store) resolveNames(ctx context.Context, src Source, tg Target, names []string) ([]Wheel, error) {
 	ix, simple, err := s.loadIndex(ctx, src)
 	if err != nil {
 		return nil, err
 	}
 	if simple != "" {
-		return s.resolveSimple(ctx, simple, ix, names)
+		return s.resolveSimple(ctx, simple, ix, tg, names)
 	}
 	pkgs, missing := ix.lock.Closure(names)
 	var problems []string
 	for _, m := range missing {
 		problems = append(problems, fmt.Sprintf("%s: not in the package index %s", m, strings.TrimSuffix(ix.base, "/")))
 	}
-	wheels, more := s.fromLock(ctx, ix, pkgs)
+	wheels, more := s.fromLock(ctx, ix, tg, pkgs)
 	problems = append(problems, more...)
 	if len(problems) > 0 {
 		return wheels, &InstallError{Problems: problems}
@@ -196,20 +224,27 @@ func (s *Store) resolveNames(ctx context.Context, src Source, names []string) ([
 	return wheels, nil
 }
 
-// fromLock fetches and unpacks packages of a lock.
-func (s *Store) fromLock(ctx context.Context, ix *index, pkgs []LockPackage) ([]Wheel, []string) {
+// fromLock fetches and unpacks packages of a lock: wheels, pure or built
+// for tg, and shared library packages (zip files of libraries), as
+// Pyodide's own loader accepts them.
+func (s *Store) fromLock(ctx context.Context, ix *index, tg Target, pkgs []LockPackage) ([]Wheel, []string) {
 	var wheels []Wheel
 	var problems []string
 	for _, p := range pkgs {
-		if p.PackageType == "shared_library" || p.InstallDir == "dynlib" {
-			problems = append(problems, fmt.Sprintf("%s: a shared library package, which the host cannot install yet", p.Name))
-			continue
-		}
 		fileName := p.FileName
 		if strings.Contains(fileName, "://") {
 			if u, err := url.Parse(fileName); err == nil {
 				fileName = filepath.Base(u.Path)
 			}
+		}
+		if p.SharedLibrary() {
+			if abi := ix.lock.Info.ABIVersion; abi != "" && tg.ABIVersion != "" && abi != tg.ABIVersion {
+				problems = append(problems, fmt.Sprintf("%s: a shared library built for Pyodide ABI %s (the package index's), not for this Pyodide's %s", p.Name, abi, tg.ABIVersion))
+				continue
+			}
+		} else if err := tg.Compatible(fileName); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", p.Name, err))
+			continue
 		}
 		file, sum, err := s.fetchWheel(ctx, ix.fileURL(p.FileName), fileName, p.SHA256)
 		if err != nil {
@@ -223,6 +258,12 @@ func (s *Store) fromLock(ctx context.Context, ix *index, pkgs []LockPackage) ([]
 		}
 		w.Name = p.Name
 		w.Depends = p.Depends
+		if p.SharedLibrary() {
+			if w, err = s.sharedLibrary(w); err != nil {
+				problems = append(problems, fmt.Sprintf("%s: %v", p.Name, err))
+				continue
+			}
+		}
 		wheels = append(wheels, w)
 	}
 	return wheels, problems

@@ -29,11 +29,20 @@ type LockPackage struct {
 	Depends     []string `json:"depends"`
 }
 
+// SharedLibrary says the package is a shared library (libopenblas, ...),
+// which Pyodide installs in its library directory for the extension
+// modules that need it.
+func (p LockPackage) SharedLibrary() bool {
+	return p.PackageType == "shared_library" || p.InstallDir == "dynlib"
+}
+
 // Lock is a Pyodide lock file (pyodide-lock.json): the packages of an
 // index, with their files, checksums, import names and dependencies.
 type Lock struct {
 	Info struct {
-		Python string `json:"python"`
+		Python     string `json:"python"`
+		ABIVersion string `json:"abi_version"`
+		Platform   string `json:"platform"`
 	} `json:"info"`
 	Packages map[string]LockPackage `json:"packages"`
 }

@@ -16,8 +16,8 @@ import (
 	"strings"
 )
 
-// A simple index (PEP 503 HTML or PEP 691 JSON) gives pure-Python wheels
-// by name; their Requires-Dist are resolved against the Pyodide lock first
+// A simple index (PEP 503 HTML or PEP 691 JSON) gives wheels by name (pure
+// Python, or built for the runtime's Pyodide); their Requires-Dist are resolved against the Pyodide lock first
 // (what Pyodide already builds), then the simple index again. The closure
 // found for a name is kept in the store, so a second start asks nothing.
 
@@ -72,29 +72,6 @@ func (s *Store) simpleFiles(ctx context.Context, base, name string) ([]simpleFil
 	return files, nil
 }
 
-// pureWheel reports whether a wheel file name is pure Python 3 and gives
-// its version.
-func pureWheel(fileName string) (version string, ok bool) {
-	stem, ok := strings.CutSuffix(fileName, ".whl")
-	if !ok {
-		return "", false
-	}
-	parts := strings.Split(stem, "-")
-	if len(parts) < 5 {
-		return "", false
-	}
-	py, abi, plat := parts[len(parts)-3], parts[len(parts)-2], parts[len(parts)-1]
-	if abi != "none" || plat != "any" {
-		return "", false
-	}
-	for _, t := range strings.Split(py, ".") {
-		if t == "py3" || t == "py2.py3" || strings.HasPrefix(t, "py3") {
-			return parts[1], true
-		}
-	}
-	return "", false
-}
-
 // newerVersion compares dotted versions numerically where they are numbers.
 func newerVersion(a, b string) bool {
 	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
@@ -121,14 +98,15 @@ func newerVersion(a, b string) bool {
 type cachedWheel struct {
 	Name, File, SHA256 string
 	Imports, Depends   []string
+	Libs               []string `json:",omitempty"`
 }
 
 // resolveSimple installs names from a simple index.
-func (s *Store) resolveSimple(ctx context.Context, base string, lockIx *index, names []string) ([]Wheel, error) {
+func (s *Store) resolveSimple(ctx context.Context, base string, lockIx *index, tg Target, names []string) ([]Wheel, error) {
 	var wheels []Wheel
 	var problems []string
 	for _, n := range names {
-		ws, err := s.simpleClosure(ctx, base, lockIx, n)
+		ws, err := s.simpleClosure(ctx, base, lockIx, tg, n)
 		if err != nil {
 			problems = append(problems, err.Error())
 			continue
@@ -141,7 +119,7 @@ func (s *Store) resolveSimple(ctx context.Context, base string, lockIx *index, n
 	return wheels, nil
 }
 
-func (s *Store) simpleClosure(ctx context.Context, base string, lockIx *index, name string) ([]Wheel, error) {
+func (s *Store) simpleClosure(ctx context.Context, base string, lockIx *index, tg Target, name string) ([]Wheel, error) {
 	name = PackageForImport(name)
 	record := filepath.Join(s.Dir, "indexes", sha256Hex([]byte(base))[:16]+"-"+Normalize(name)+".json")
 	if b, err := os.ReadFile(record); err == nil {
@@ -173,13 +151,13 @@ func (s *Store) simpleClosure(ctx context.Context, base string, lockIx *index, n
 		seen[key] = true
 		if lockIx != nil {
 			if pkgs, missing := lockIx.lock.Closure([]string{req}); len(missing) == 0 {
-				ws, more := s.fromLock(ctx, lockIx, pkgs)
+				ws, more := s.fromLock(ctx, lockIx, tg, pkgs)
 				out = append(out, ws...)
 				problems = append(problems, more...)
 				return
 			}
 		}
-		w, deps, err := s.simpleWheel(ctx, base, req)
+		w, deps, err := s.simpleWheel(ctx, base, tg, req)
 		if err != nil {
 			if from != "" {
 				err = fmt.Errorf("%w (a dependency of %s)", err, from)
@@ -199,7 +177,7 @@ func (s *Store) simpleClosure(ctx context.Context, base string, lockIx *index, n
 	}
 	var cached []cachedWheel
 	for _, w := range out {
-		cached = append(cached, cachedWheel{Name: w.Name, File: w.File, SHA256: w.SHA256, Imports: w.Imports, Depends: w.Depends})
+		cached = append(cached, cachedWheel{Name: w.Name, File: w.File, SHA256: w.SHA256, Imports: w.Imports, Depends: w.Depends, Libs: w.Libs})
 	}
 	if b, err := json.Marshal(cached); err == nil {
 		_ = writeAtomic(record, b)
@@ -216,13 +194,14 @@ func (s *Store) unpackedIfPresent(c cachedWheel) (Wheel, error) {
 		return Wheel{}, fmt.Errorf("%s changed", c.File)
 	}
 	w, err := s.unpacked(c.File, c.SHA256, c.Imports)
-	w.Name, w.Depends = c.Name, c.Depends
+	w.Name, w.Depends, w.Libs = c.Name, c.Depends, c.Libs
 	return w, err
 }
 
-// simpleWheel fetches the newest pure-Python wheel of name and returns its
-// dependencies (Requires-Dist that apply in Pyodide).
-func (s *Store) simpleWheel(ctx context.Context, base, name string) (Wheel, []string, error) {
+// simpleWheel fetches the newest wheel of name that is pure Python or built
+// for tg, and returns its dependencies (Requires-Dist that apply in
+// Pyodide).
+func (s *Store) simpleWheel(ctx context.Context, base string, tg Target, name string) (Wheel, []string, error) {
 	files, err := s.simpleFiles(ctx, base, name)
 	if err != nil {
 		return Wheel{}, nil, fmt.Errorf("%s: not found on the simple index %s: %v", name, base, err)
@@ -236,13 +215,13 @@ func (s *Store) simpleWheel(ctx context.Context, base, name string) (Wheel, []st
 		if s, ok := f.Yanked.(string); ok && s != "" {
 			continue
 		}
-		v, ok := pureWheel(f.Filename)
-		if ok && (best == nil || newerVersion(v, bestVersion)) {
+		v, _, _, _, ok := wheelTags(f.Filename)
+		if ok && tg.Compatible(f.Filename) == nil && (best == nil || newerVersion(v, bestVersion)) {
 			best, bestVersion = &files[i], v
 		}
 	}
 	if best == nil {
-		return Wheel{}, nil, fmt.Errorf("%s: the simple index %s has no pure-Python wheel of it (only wheels built for Pyodide or pure-Python wheels can be installed)", name, base)
+		return Wheel{}, nil, fmt.Errorf("%s: the simple index %s has no wheel of it that Pyodide can install (pure Python, or built for %s)", name, base, tg)
 	}
 	file, sum, err := s.fetchWheel(ctx, best.URL, best.Filename, best.Hashes["sha256"])
 	if err != nil {

@@ -42,6 +42,15 @@ type Wheel struct {
 	// Depends are the packages it needs, where known (from the lock or
 	// the simple index).
 	Depends []string `json:",omitempty"`
+	// Binary says it holds compiled code: extension modules or shared
+	// libraries (WebAssembly side modules, *.so), which Pyodide's dynamic
+	// loader loads when they are imported.
+	Binary bool `json:",omitempty"`
+	// Libs are the directories (relative to SiteDir) of a shared library
+	// package's libraries, which the sandbox's dynamic loader searches
+	// (LD_LIBRARY_PATH) for the extension modules that need them, as
+	// Pyodide does for the libraries it installs in /usr/lib.
+	Libs []string `json:",omitempty"`
 }
 
 // SiteDir is the directory holding the unpacked wheels.
@@ -156,9 +165,10 @@ func (e *ChecksumError) Error() string {
 // fetchWheel makes sure the wheel fileName is in the store, downloading it
 // from src when it is not there with the expected checksum (want; empty
 // when nobody says). It returns its path and checksum.
+// A shared library package of a Pyodide index is a zip file (NAME.zip).
 func (s *Store) fetchWheel(ctx context.Context, src, fileName, want string) (string, string, error) {
-	if strings.ContainsAny(fileName, `/\`) || !strings.HasSuffix(fileName, ".whl") {
-		return "", "", fmt.Errorf("%q is not a wheel file name", fileName)
+	if strings.ContainsAny(fileName, `/\`) || !(strings.HasSuffix(fileName, ".whl") || strings.HasSuffix(fileName, ".zip")) {
+		return "", "", fmt.Errorf("%q is not a wheel (or shared library zip) file name", fileName)
 	}
 	dst := filepath.Join(s.Dir, "wheels", fileName)
 	if b, err := os.ReadFile(dst); err == nil {
@@ -181,31 +191,47 @@ func (s *Store) fetchWheel(ctx context.Context, src, fileName, want string) (str
 	return dst, got, nil
 }
 
-// unpack unpacks a wheel into site/, once; it returns the directory's name
-// and the wheel's top-level import names.
-func (s *Store) unpack(file, sum string) (string, []string, error) {
-	stem := strings.TrimSuffix(filepath.Base(file), ".whl")
+// unpackedWheel is what unpack made of a wheel.
+type unpackedWheel struct {
+	dir     string   // the directory, relative to SiteDir
+	imports []string // top-level import names
+	libs    []string // its *.so files, relative to dir
+}
+
+// unpack unpacks a wheel (or a shared library zip) into site/, once. A
+// *.so file that is not a WebAssembly module (a Linux or macOS build) is
+// refused: Pyodide could not load it.
+func (s *Store) unpack(file, sum string) (unpackedWheel, error) {
+	stem := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(file), ".whl"), ".zip")
 	name, _, _ := strings.Cut(stem, "-")
 	dirName := Normalize(name) + "-" + sum[:16]
 	dst := filepath.Join(s.SiteDir(), dirName)
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return "", nil, err
+		return unpackedWheel{}, err
 	}
 	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
-		return "", nil, fmt.Errorf("%s: not a wheel: %w", filepath.Base(file), err)
+		return unpackedWheel{}, fmt.Errorf("%s: not a wheel: %w", filepath.Base(file), err)
 	}
-	imports := topLevel(zr)
+	u := unpackedWheel{dir: dirName, imports: topLevel(zr)}
+	for _, f := range zr.File {
+		if rel, ok := wheelPath(f.Name); ok && isLib(rel) {
+			if err := wasmMember(f); err != nil {
+				return unpackedWheel{}, fmt.Errorf("%s: %w", filepath.Base(file), err)
+			}
+			u.libs = append(u.libs, rel)
+		}
+	}
 	if _, err := os.Stat(dst); err == nil {
-		return dirName, imports, nil
+		return u, nil
 	}
 	if err := os.MkdirAll(s.SiteDir(), 0o755); err != nil {
-		return "", nil, err
+		return unpackedWheel{}, err
 	}
 	tmp, err := os.MkdirTemp(s.SiteDir(), ".tmp-")
 	if err != nil {
-		return "", nil, err
+		return unpackedWheel{}, err
 	}
 	defer os.RemoveAll(tmp)
 	for _, f := range zr.File {
@@ -215,31 +241,31 @@ func (s *Store) unpack(file, sum string) (string, []string, error) {
 		}
 		out := filepath.Join(tmp, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-			return "", nil, err
+			return unpackedWheel{}, err
 		}
 		rc, err := f.Open()
 		if err != nil {
-			return "", nil, fmt.Errorf("%s: %s: %w", filepath.Base(file), f.Name, err)
+			return unpackedWheel{}, fmt.Errorf("%s: %s: %w", filepath.Base(file), f.Name, err)
 		}
 		data, err := io.ReadAll(rc)
 		rc.Close()
 		if err != nil {
-			return "", nil, fmt.Errorf("%s: %s: %w", filepath.Base(file), f.Name, err)
+			return unpackedWheel{}, fmt.Errorf("%s: %s: %w", filepath.Base(file), f.Name, err)
 		}
 		if err := os.WriteFile(out, data, 0o644); err != nil {
-			return "", nil, err
+			return unpackedWheel{}, err
 		}
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
-		return "", nil, err
+		return unpackedWheel{}, err
 	}
 	if err := os.Rename(tmp, dst); err != nil {
 		if _, statErr := os.Stat(dst); statErr == nil {
-			return dirName, imports, nil // unpacked by another host meanwhile
+			return u, nil // unpacked by another host meanwhile
 		}
-		return "", nil, err
+		return unpackedWheel{}, err
 	}
-	return dirName, imports, nil
+	return u, nil
 }
 
 // wheelPath is where a wheel's member goes in site-packages: as it is, or
@@ -293,6 +319,8 @@ func topLevel(zr *zip.Reader) []string {
 			mod = first
 		case !nested && strings.HasSuffix(first, ".py"):
 			mod = strings.TrimSuffix(first, ".py")
+		case !nested && strings.HasSuffix(first, ".so") && !strings.HasPrefix(first, "lib"):
+			mod, _, _ = strings.Cut(first, ".") // an extension module (NAME.abi3.so)
 		}
 		if mod != "" && !seen[mod] {
 			seen[mod] = true
@@ -300,4 +328,24 @@ func topLevel(zr *zip.Reader) []string {
 		}
 	}
 	return names
+}
+
+// isLib says whether a member is a shared object (NAME.so, NAME.so.1).
+func isLib(rel string) bool {
+	base := path.Base(rel)
+	return strings.HasSuffix(base, ".so") || strings.Contains(base, ".so.")
+}
+
+// wasmMember checks that a zip member is a WebAssembly module.
+func wasmMember(f *zip.File) error {
+	rc, err := f.Open()
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.Name, err)
+	}
+	defer rc.Close()
+	magic := make([]byte, 4)
+	if _, err := io.ReadFull(rc, magic); err != nil || string(magic) != "\x00asm" {
+		return fmt.Errorf("%s is not a WebAssembly module: it was built for another platform than Pyodide's (emscripten wasm32)", f.Name)
+	}
+	return nil
 }

@@ -371,6 +371,7 @@ type initNPM struct {
 // that go on sys.path.
 type initPackages struct {
 	Paths   []string `json:"paths"`
+	Libs    []string `json:"libs,omitempty"` // on LD_LIBRARY_PATH
 	Runtime bool     `json:"runtime,omitempty"`
 	Preload []string `json:"preload,omitempty"` // imported before the snapshot
 }

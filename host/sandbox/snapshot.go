@@ -89,7 +89,7 @@ func ensureSnapshot(ctx context.Context, log hclog.Logger, notify func(string), 
 		}
 		perms.read = append(perms.read, dir)
 		init.Roots = []initRoot{{Target: PackagesPath, Dir: dir, ReadOnly: true}}
-		init.Packages = &initPackages{Paths: pk.Paths, Preload: pk.Preload}
+		init.Packages = &initPackages{Paths: pk.Paths, Libs: pk.Libs, Preload: pk.Preload}
 	}
 	p, err := spawn(spawnSpec{
 		args:   denoArgs(rt, runnerDir, perms, 0),

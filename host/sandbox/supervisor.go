@@ -119,6 +119,10 @@ type Packages struct {
 	// the sandbox boots from a snapshot of its own, keyed by the package
 	// set, with them already imported.
 	Preload []string
+	// Libs, relative to Dir, are directories of shared libraries (of
+	// shared library packages) that the dynamic loader searches
+	// (LD_LIBRARY_PATH) when an extension module needs one.
+	Libs []string
 }
 
 // Defaults for the zero values of Options.
@@ -324,7 +328,7 @@ func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 		Paths:      initPaths{CacheDir: o.CacheDir},
 	}
 	if pk := o.Packages; pk != nil {
-		init.Packages = &initPackages{Paths: slices.Clone(pk.Paths), Runtime: pk.Runtime}
+		init.Packages = &initPackages{Paths: slices.Clone(pk.Paths), Libs: slices.Clone(pk.Libs), Runtime: pk.Runtime}
 	}
 	for _, f := range pyodideFiles {
 		init.Paths.PyodideFiles = append(init.Paths.PyodideFiles, filepath.Join(o.Runtime.Pyodide, f))
@@ -861,8 +865,9 @@ func (s *Supervisor) MissingImports(ctx context.Context, code string) ([]string,
 }
 
 // AddPackages puts more unpacked wheels (directories of Packages.Dir) on
-// the sandbox's sys.path, now and after every restart.
-func (s *Supervisor) AddPackages(ctx context.Context, paths []string) error {
+// the sandbox's sys.path, and libs (directories of shared libraries) on
+// its dynamic loader's search path, now and after every restart.
+func (s *Supervisor) AddPackages(ctx context.Context, paths, libs []string) error {
 	s.mu.Lock()
 	if s.opts.Packages == nil {
 		s.mu.Unlock()
@@ -874,13 +879,18 @@ func (s *Supervisor) AddPackages(ctx context.Context, paths []string) error {
 			pk.Paths = append(slices.Clone(pk.Paths), p)
 		}
 	}
+	for _, l := range libs {
+		if !slices.Contains(pk.Libs, l) {
+			pk.Libs = append(slices.Clone(pk.Libs), l)
+		}
+	}
 	s.opts.Packages = &pk
 	s.mu.Unlock()
 	p, err := s.current(ctx)
 	if err != nil {
 		return err
 	}
-	if _, err := p.request(ctx, "packages.add", map[string][]string{"paths": paths}); err != nil && p.ctx.Err() == nil {
+	if _, err := p.request(ctx, "packages.add", map[string][]string{"paths": paths, "libs": libs}); err != nil && p.ctx.Err() == nil {
 		return fmt.Errorf("adding packages: %w", err) // (a restart gets them at boot)
 	}
 	return nil

@@ -9,6 +9,30 @@ import (
 //go:embed all:testdata/micropip/micropip all:testdata/urllib3/urllib3
 var sources embed.FS
 
+//go:embed testdata/dylib/*.so
+var dylibs embed.FS
+
+// Compiled are packages with compiled code for Pyodide's platform tag plat
+// ("pyemscripten_2026_0_wasm32"): libpbxtriple, a shared library package
+// (as libopenblas is), and tinyext, a wheel with an extension module (the
+// stable ABI) that needs it (as scipy needs libopenblas), and depends on
+// it. Both are real WebAssembly side modules (testdata/dylib, built from
+// the C sources there by build.sh).
+func Compiled(plat string) []Package {
+	read := func(name string) string {
+		b, err := dylibs.ReadFile("testdata/dylib/" + name)
+		if err != nil {
+			panic("pkgtest: the embedded " + name + ": " + err.Error()) // cannot happen: the files are compiled in
+		}
+		return string(b)
+	}
+	return []Package{
+		{Name: "libpbxtriple", SharedLibrary: true, Files: map[string]string{"libpbxtriple.so": read("libpbxtriple.so")}},
+		{Name: "tinyext", Tag: "cp312-abi3-" + plat, Requires: []string{"libpbxtriple"},
+			Files: map[string]string{"tinyext.abi3.so": read("tinyext.abi3.so")}},
+	}
+}
+
 // MicropipVersion is the version of micropip that Micropip builds: the one
 // the pinned Pyodide's lock file lists.
 const MicropipVersion = "0.11.1"

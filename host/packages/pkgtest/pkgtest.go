@@ -16,13 +16,27 @@ import (
 	"testing"
 )
 
-// Package is a pure-Python package to build as a wheel.
+// Package is a package to build as a wheel: pure Python, or with compiled
+// files (Tag names their platform), or a shared library package.
 type Package struct {
 	Name     string            // the distribution name ("pyyaml")
 	Version  string            // "1.0" when empty
-	Files    map[string]string // paths in site-packages → contents
+	Files    map[string]string // paths in site-packages → contents (bytes, for compiled files)
 	Requires []string          // Requires-Dist lines' values ("beta", "x; extra == 'y'")
 	Imports  []string          // the lock's import names
+	// Tag is the wheel's tag ("cp312-abi3-pyemscripten_2026_0_wasm32");
+	// empty: py3-none-any.
+	Tag string
+	// SharedLibrary makes it a shared library package of a Pyodide index
+	// (as libopenblas): NAME-VERSION.zip holding Files, no metadata.
+	SharedLibrary bool
+}
+
+func (p Package) tag() string {
+	if p.Tag == "" {
+		return "py3-none-any"
+	}
+	return p.Tag
 }
 
 func (p Package) version() string {
@@ -34,7 +48,10 @@ func (p Package) version() string {
 
 // FileName is the wheel's file name.
 func (p Package) FileName() string {
-	return fmt.Sprintf("%s-%s-py3-none-any.whl", strings.ReplaceAll(p.Name, "-", "_"), p.version())
+	if p.SharedLibrary {
+		return fmt.Sprintf("%s-%s.zip", p.Name, p.version())
+	}
+	return fmt.Sprintf("%s-%s-%s.whl", strings.ReplaceAll(p.Name, "-", "_"), p.version(), p.tag())
 }
 
 // Wheel builds the package's wheel.
@@ -59,8 +76,11 @@ func (p Package) Build() ([]byte, error) {
 	meta += "\nA test package.\n"
 	files := map[string]string{
 		distInfo + "METADATA": meta,
-		distInfo + "WHEEL":    "Wheel-Version: 1.0\nGenerator: pkgtest\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+		distInfo + "WHEEL":    fmt.Sprintf("Wheel-Version: 1.0\nGenerator: pkgtest\nRoot-Is-Purelib: %t\nTag: %s\n", p.Tag == "", p.tag()),
 		distInfo + "RECORD":   "",
+	}
+	if p.SharedLibrary {
+		files = map[string]string{}
 	}
 	for k, v := range p.Files {
 		files[k] = v
@@ -122,12 +142,16 @@ func NewIndex(t testing.TB, pkgs ...Package) *Index {
 			}
 		}
 		imports := p.Imports
-		if imports == nil {
+		if imports == nil && !p.SharedLibrary {
 			imports = []string{strings.ReplaceAll(p.Name, "-", "_")}
+		}
+		kind, dir := "package", "site"
+		if p.SharedLibrary {
+			kind, dir, imports = "shared_library", "dynlib", []string{}
 		}
 		lockPkgs[key] = map[string]any{
 			"name": p.Name, "version": p.version(), "file_name": fn, "sha256": hex.EncodeToString(sum[:]),
-			"package_type": "package", "install_dir": "site", "imports": imports, "depends": deps,
+			"package_type": kind, "install_dir": dir, "imports": imports, "depends": deps,
 		}
 	}
 	ix.lock = map[string]any{"info": map[string]any{"python": "3.14.2"}, "packages": lockPkgs}

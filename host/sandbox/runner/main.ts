@@ -42,7 +42,7 @@ interface InitParams {
   namespaces?: unknown[];
   paths?: { pyodide_files: string[]; cache_dir?: string }; // the runtime's own files
   // the host's packages, under /lib/packages; preload: imported before the snapshot
-  packages?: { paths: string[]; runtime?: boolean; preload?: string[] };
+  packages?: { paths: string[]; libs?: string[]; runtime?: boolean; preload?: string[] };
   npm?: { dir: string }; // the host's npm packages (node_modules), read-only: features/js.ts
 }
 

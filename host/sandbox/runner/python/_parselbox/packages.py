@@ -19,6 +19,10 @@ ROOT = "/lib/packages"
 
 class _State:
     runtime = False
+    libs = []  # the host's shared libraries' directories
+    # Pyodide's own library path (/usr/lib and site-packages), from before
+    # the session's environment replaced it.
+    default_libs = ""
 
 
 _state = _State()
@@ -34,6 +38,31 @@ def add_paths(paths):
         if full not in sys.path:
             sys.path.append(full)
     importlib.invalidate_caches()
+
+
+def add_libs(libs):
+    """Puts the host's shared libraries' directories (under /lib/packages)
+    on the dynamic loader's search path (LD_LIBRARY_PATH), after Pyodide's
+    own (/usr/lib and site-packages): an extension module that needs one
+    (a side module's needed library, as scipy needs libopenblas) finds it
+    there, as Pyodide finds the libraries it installs in /usr/lib."""
+    for p in libs:
+        p = str(p)
+        if p.startswith("/") or p.startswith(".") or ".." in p.split("/"):
+            continue
+        full = f"{ROOT}/{p}"
+        if full not in _state.libs:
+            _state.libs.append(full)
+    if _state.libs:
+        os.environ["LD_LIBRARY_PATH"] = library_path()
+
+
+def library_path():
+    """The dynamic loader's search path the host's shared libraries need
+    ("" when there are none)."""
+    if not _state.libs:
+        return ""
+    return ":".join([d for d in _state.default_libs.split(":") if d] + _state.libs)
 
 
 def missing(code):
@@ -69,6 +98,7 @@ def _configure(config):
     packages = config.get("packages") or {}
     _state.runtime = bool(packages.get("runtime"))
     add_paths(packages.get("paths") or [])
+    add_libs(packages.get("libs") or [])  # (session's start sets the variable)
 
 
 def _holds_js(modules):
@@ -107,6 +137,16 @@ def preload(packages_json):
             print(f"preloading {name}: {type(e).__name__}: {e}", file=sys.stderr)
             continue
         new = [sys.modules[n] for n in set(sys.modules) - before]
+        so = sorted(n for n, m in ((n, sys.modules[n]) for n in set(sys.modules) - before)
+                    if str(getattr(m, "__file__", "") or "").endswith(".so"))
+        if so:
+            # A dynamic library is loaded now: the snapshot (the heap only)
+            # would hold its data without its code. The host leaves
+            # compiled packages out of the preload; this one imports one.
+            raise ImportError(
+                f"preloading {name}: it imports compiled modules ({', '.join(so)}), "
+                "which a memory snapshot cannot hold"
+            )
         if _holds_js(new):
             for n in set(sys.modules) - before:
                 del sys.modules[n]
@@ -135,5 +175,6 @@ def hint(err, e):
 def prepare():
     from . import execute
 
+    _state.default_libs = os.environ.get("LD_LIBRARY_PATH", "")
     error = execute.error
     execute.error = lambda e: hint(error(e), e)

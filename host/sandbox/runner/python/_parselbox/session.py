@@ -24,6 +24,10 @@ def prepare():
 def _start(config):
     env = {"HOME": "/workspace", "USER": "user"}
     env.update(config.get("env") or {})
+    from . import packages
+
+    if packages.library_path():  # the host's packages have shared libraries
+        env.setdefault("LD_LIBRARY_PATH", packages.library_path())
     os.environ.clear()
     os.environ.update(env)
     # posix.environ is the environment as it was when the interpreter
