@@ -30,7 +30,7 @@ var confineTargets = []target{
 // runConfined measures the confinement's cost; it says which layers were
 // on, and measures nothing where none is.
 func (b *bench) runConfined(ctx context.Context) error {
-	spec := &confine.Spec{Mode: confine.BestEffort}
+	spec := &confine.Spec{Mode: confine.BestEffort, Without: b.confineWithout}
 	rep, err := confine.Check(spec)
 	if err != nil {
 		return err
