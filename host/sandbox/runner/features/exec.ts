@@ -41,7 +41,11 @@ register({
   name: "exec",
   install(rt: Runtime) {
     const execute = rt.pbx.execute;
-    const run = execute.run;
+    const start = execute.start;
+    // Tells a PyProxy (the pair execute.run returns) from a plain output
+    // that Pyodide converted by itself.
+    const PyProxy = rt.py.ffi.PyProxy;
+    const isProxy = (v: unknown): v is Any => v instanceof PyProxy;
     const interrupt = execute.interrupt;
     const cancelBackground = execute.cancel_background;
     let chain: Promise<unknown> = Promise.resolve();
@@ -53,7 +57,8 @@ register({
     // without, 18-30 ms with). Boot is when boot costs are paid.
     rt.hooks.booting.push(async () => {
       try {
-        (await run("None")).destroy();
+        const r = await start("None", false);
+        if (isProxy(r)) r.destroy();
       } catch (_) { /* nothing to tell */ }
       rt.stdout.take();
       rt.stderr.take();
@@ -152,25 +157,28 @@ register({
         rt.stderr.streamTo((text) => rt.channel.notify("output", { id, stream: "stderr", text }));
       }
       for (const h of rt.hooks.begin) h();
-      // An interrupt for it that came before it began (or comes before its
-      // code does): its code begins with KeyboardInterrupt.
-      execute.begin(rt.watchdog.pendingFor(id));
       let output: unknown = null;
       let error: ErrorValue | null = null;
       try {
-        // run() is a coroutine: it runs as an asyncio task, whose steps the
-        // event loop runs with stack switching allowed, so that a tool call
-        // in it may look synchronous (run_sync). (A fatal error of the
-        // interpreter ends the process: see main.ts.)
-        const r = await run(code);
-        try {
-          const [out, err] = r.toJs({ dict_converter: Object.fromEntries, create_pyproxies: false });
-          output = out ?? null;
-          error = errorValue(err);
-        } catch (e) {
-          error = { type: "TypeError", message: `the result could not be converted: ${String((e as Error)?.message ?? e)}` };
-        } finally {
-          r.destroy();
+        // start() returns the execution's coroutine (execute.run), which
+        // runs as an asyncio task, whose steps the event loop runs with
+        // stack switching allowed, so that a tool call in it may look
+        // synchronous (run_sync). An interrupt for it that came before it
+        // began (or comes before its code does): its code begins with
+        // KeyboardInterrupt. (A fatal error of the interpreter ends the
+        // process: see main.ts.)
+        const r = await start(code, rt.watchdog.pendingFor(id));
+        if (!isProxy(r)) output = r ?? null; // a plain output, converted already
+        else {
+          try {
+            const [out, err] = r.toJs({ dict_converter: Object.fromEntries, create_pyproxies: false });
+            output = out ?? null;
+            error = errorValue(err);
+          } catch (e) {
+            error = { type: "TypeError", message: `the result could not be converted: ${String((e as Error)?.message ?? e)}` };
+          } finally {
+            r.destroy();
+          }
         }
       } catch (e) {
         // run() catches what Python raises: this is the runtime failing.

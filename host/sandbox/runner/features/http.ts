@@ -106,6 +106,9 @@ register({
       return n;
     });
 
+    // An execution names the refusals made while it ran (Python's
+    // httpclient asks only when it failed): those before it are dropped.
+    rt.hooks.begin.push(() => void takeDenied());
     rt.py.registerJsModule("_pbx_http", { exchange, denied: () => takeDenied() });
   },
 });

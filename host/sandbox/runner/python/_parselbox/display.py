@@ -1,22 +1,16 @@
 """display(content): the HTML view of an execution.
 
 display() takes HTML, or the path of a file that holds it (relative paths
-are under /workspace). The last call of an execution wins; the runner takes
-the view when the execution ends (features/display.ts) and the host turns
-it into a full HTML document (host/ui).
+are under /workspace). The last call of an execution wins; the view is kept
+by the runner (features/display.ts, module _pbx_display), which puts it in
+the execution's result, so that an execution that shows nothing costs no
+call into Python; the host turns it into a full HTML document (host/ui).
 """
 
 import builtins
 import os
 
 _isinstance, _str, _type = isinstance, str, type
-
-
-class _View:
-    html = None
-
-
-_view = _View()
 
 
 def display(content):
@@ -47,13 +41,9 @@ def display(content):
             raise FileNotFoundError(f"display(): {content!r} is neither HTML nor an existing file")
         with open(path, encoding="utf-8", errors="replace") as f:
             html = f.read()
-    _view.html = html
+    import _pbx_display  # registered by the runner after every start
 
-
-def take():
-    """The view of the execution that ended, or None; clears it."""
-    html, _view.html = _view.html, None
-    return html
+    _pbx_display.show(_str.__str__(html))
 
 
 def prepare():

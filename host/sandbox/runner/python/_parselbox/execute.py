@@ -18,6 +18,7 @@ import sys
 import weakref
 
 from pyodide.code import eval_code_async
+from pyodide.ffi import jsnull
 
 from . import FILENAME, MAIN, on_configure
 from .api import tasks as api_tasks
@@ -35,8 +36,21 @@ class _State:
 _state = _State()
 
 
+def start(code, interrupted):
+    """Begins an execution: returns the coroutine that runs it (run), which
+    the runner awaits. An interrupt from now until its code begins
+    (interrupted: one came already) makes it begin with KeyboardInterrupt.
+    One call from the runner per execution does both."""
+    _state.starting = True
+    _state.interrupt_at_start = bool(interrupted)
+    return run(code)
+
+
 async def run(code):
-    """Runs one execution; returns (output, error) as plain values.
+    """Runs one execution. Returns its output when it succeeded and the
+    output is a plain value that converts to JavaScript by itself (None,
+    bool, int, float, str: the runner then converts nothing and destroys no
+    proxy), else the pair (output, error) as plain values.
 
     The code runs in the task that runs this coroutine (no task of its own:
     code that never awaits finishes in one step of the event loop), which
@@ -69,18 +83,18 @@ async def run(code):
                 pass
     if ok:
         try:
-            return to_json(value), None
+            out = to_json(value)
         except BaseException as e:
             return None, error(e)
+        if out is jsnull or _type(out) in _PLAIN:
+            return out
+        return out, None
     return None, error(value)
 
 
-def begin(interrupted):
-    """The runner is about to run an execution (run()): an interrupt from
-    now until its code begins (interrupted: one came already) makes it
-    begin with KeyboardInterrupt."""
-    _state.starting = True
-    _state.interrupt_at_start = bool(interrupted)
+# The types of to_json's values that convert to JavaScript without a proxy.
+_PLAIN = (bool, int, float, str)
+_type = type
 
 
 def interrupt(cancel_task=True):

@@ -183,18 +183,23 @@ def _denied():
         return []
 
 
+_type, _tuple = type, tuple  # builtins the guest may replace
+
+
 def _noting_denials(run):
+    # The runner drops the refusals made before an execution as it begins
+    # (features/http.ts): only a failed execution asks, no call otherwise.
     async def run_noting_denials(code):
-        _denied()
-        output, err = await run(code)
-        if err is not None:
+        result = await run(code)
+        if _type(result) is _tuple and result[1] is not None:  # (output, error): see execute.run
+            err = result[1]
             addresses = _denied()
             if addresses and "not allowed" not in err.get("message", ""):
                 err["message"] += (
                     f" (during this execution, network access to {', '.join(addresses)} was refused: "
                     "it is not allowed in the sandbox by the host's network rules)"
                 )
-        return output, err
+        return result
 
     return run_noting_denials
 
