@@ -78,6 +78,8 @@ let lastTick = 0;
 let lastTickAt = Date.now();
 let interruptedAt = 0; // when this thread set the byte for the current phase
 let watchedID = -1n;
+let pingTick = 0; // the heartbeat when the last ping was sent
+let pinged = false; // a ping was sent (and pingTick is its tick)
 
 function check(): void {
   const now = Date.now();
@@ -124,6 +126,15 @@ function check(): void {
       }
     }
   } else if (state === IDLE) {
+    // No heartbeat between executions: a sign of life is asked for. Until
+    // the main thread answers (the tick moves), it has not been free since
+    // the ping was sent, so lastTickAt (when the tick last moved, seen from
+    // here) never makes a loop look blocked longer than it was.
+    if (!pinged || tick !== pingTick) {
+      pinged = true;
+      pingTick = tick;
+      self.postMessage({ ping: true });
+    }
     const blocked = now - lastTickAt;
     if (interruptedAt === 0 && blocked > idleLimitMs) {
       Atomics.add(ctl, IDLE_EPOCH, 1);
@@ -136,6 +147,31 @@ function check(): void {
       }
     }
   }
+}
+
+// How often check runs: every 50 ms while an execution runs or an
+// interrupt is under way, every idleCheckMs between executions (a blocked
+// callback is then found within the idle limit plus two of these).
+const FAST_MS = 50;
+let idleCheckMs = 5000;
+let timer: ReturnType<typeof setTimeout> | undefined;
+let timerAt = 0;
+
+// schedule sets the timer of the next check, sooner if need be.
+function schedule(): void {
+  const state = Atomics.load(ctl, STATE);
+  if (state === CONDEMNED) return; // about to be killed: nothing to watch
+  const fast = state === EXEC || interruptedAt !== 0;
+  const delay = fast ? FAST_MS : idleCheckMs;
+  const at = Date.now() + delay;
+  if (timer !== undefined && timerAt <= at) return;
+  clearTimeout(timer);
+  timerAt = at;
+  timer = setTimeout(() => {
+    timer = undefined;
+    check();
+    schedule();
+  }, delay);
 }
 
 // onInterrupt acts on the host's request to interrupt execution `id`.
@@ -173,20 +209,29 @@ async function readInterrupts(path: string): Promise<void> {
       } catch (_) {
         continue;
       }
-      if (m?.method === "interrupt" && Number.isSafeInteger(m?.params?.id)) onInterrupt(BigInt(m.params.id));
+      if (m?.method === "interrupt" && Number.isSafeInteger(m?.params?.id)) {
+        onInterrupt(BigInt(m.params.id));
+        schedule();
+      }
     }
   }
 }
 
 self.onmessage = (e: MessageEvent) => {
   const m = e.data;
+  if (m.exec) { // an execution began: look now, and closely from now on
+    check();
+    schedule();
+    return;
+  }
   ctl = m.ctl;
   big = m.big;
   signal = m.signal;
   graceMs = m.graceMs;
   idleLimitMs = m.idleLimitMs;
   prefix = m.prefix;
-  setInterval(check, 50);
+  idleCheckMs = Math.min(Math.max(Math.round(idleLimitMs / 10), FAST_MS), 5000);
+  schedule();
   if (m.interruptPipe) {
     readInterrupts(m.interruptPipe).catch((err) => self.postMessage({ error: `interrupt pipe: ${err}` }));
   }
