@@ -31,9 +31,15 @@ func main() {
 		runs       = flag.Int("runs", 5, "runs of every measurement with a target, to report its spread")
 		only       = flag.String("only", "", "measure only these parts, comma-separated: "+strings.Join(parts, ", "))
 		cpuprofile = flag.String("cpuprofile", "", "write a CPU profile of this process (the host side) to this file")
+		without    = flag.String("confine-without", "", "part confine: leave out these kernel layers, comma-separated (landlock, landlock-net, seccomp, user, cgroup), to measure what each costs")
 	)
 	flag.Parse()
 	b := &bench{results: results{}, boots: *boots, execs: *execs, runs: max(*runs, 1), only: map[string]bool{}}
+	for _, l := range strings.Split(*without, ",") {
+		if l = strings.TrimSpace(l); l != "" {
+			b.confineWithout = append(b.confineWithout, l)
+		}
+	}
 	for _, p := range strings.Split(*only, ",") {
 		if p = strings.TrimSpace(p); p == "" {
 			continue
@@ -83,6 +89,8 @@ type bench struct {
 	plugin       string          // the plugin binary measured, if any
 	bridges      []string        // the built-in bridges measured
 	only         map[string]bool // the parts to measure; empty: all
+	// confineWithout are the kernel layers part confine leaves out.
+	confineWithout []string
 }
 
 // A metric is one figure over the runs that measured it: each run gives

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/parselbox/parselbox/host"
 	"github.com/parselbox/parselbox/host/inproc"
+	"github.com/parselbox/parselbox/internal/testenv"
 	"github.com/parselbox/parselbox/sdk"
 )
 
@@ -238,11 +239,19 @@ await t.wait(60)
 func TestDiscovery(t *testing.T) {
 	t.Parallel()
 	sb, _ := newMissionSandbox(t)
+	// help(ns): the description, then the tree of signatures; how to call
+	// a tool is the guide's, not repeated in every namespace's help.
 	tree := value(t, exec(t, sb, "help(mission)")).(string)
-	for _, want := range []string{"Namespace 'mission' (its tools run on the host): mission.tool(...), or mission.tool.task(...)", "help(mission.tool) for one tool", "Description: Mission control.", "├── add(a: int, b: int) -> int  # Adds two numbers.", "└── nav\n    └── distance("} {
+	if !strings.HasPrefix(tree, "Description: Mission control.") {
+		t.Errorf("help(mission) does not start with its description:\n%s", tree)
+	}
+	for _, want := range []string{"├── add(a: int, b: int) -> int  # Adds two numbers.", "└── nav\n    └── distance("} {
 		if !strings.Contains(tree, want) {
 			t.Errorf("help(mission) lacks %q:\n%s", want, tree)
 		}
+	}
+	if full := value(t, exec(t, sb, "help(mission, full=True)")); full != tree {
+		t.Errorf("help(mission, full=True) of a short description differs:\n%s", full)
 	}
 	// help(ns.tool): the signature line, then the description; the
 	// schemas through sbx.inspect.
@@ -390,16 +399,7 @@ func TestHooks(t *testing.T) {
 	}
 }
 
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute) // ends with the event; long for a loaded machine
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+var waitUntil = testenv.WaitFor
 
 // An execution waiting for a tool is interruptible: at the timeout Python
 // gets a KeyboardInterrupt, the tool's context is cancelled, and the state

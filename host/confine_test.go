@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
@@ -233,24 +232,6 @@ open("/mnt/data/m.txt", "w").write("m")`)
 	}
 }
 
-// lines is a logger's output that the test reads once the logger is done.
-type lines struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lines) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // The startup log says which kernel layers confine the sandbox (the same
 // summary as sbx.info() and doctor), at Info when all apply and as a
 // warning when some do not or confinement is off.
@@ -259,7 +240,7 @@ func TestStartupLogSaysLayers(t *testing.T) {
 	for _, mode := range []string{"", "off"} {
 		t.Run("confinement="+mode, func(t *testing.T) {
 			t.Parallel()
-			var out lines
+			var out testenv.SyncBuffer
 			log := hclog.New(&hclog.LoggerOptions{Output: &out, Level: hclog.Info, Name: "startup"})
 			sb := newSandbox(t, host.Config{Confinement: mode, Logger: log})
 			got := out.String()

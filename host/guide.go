@@ -35,7 +35,7 @@ func (s *Sandbox) guide(signatures bool) string {
 	case len(s.cfg.AllowNet) > 0:
 		fmt.Fprintf(&b, "- Network: only %s (urllib.request, http.client, requests/httpx if installed, pyodide.http.pyfetch); any other address raises PermissionError (URLError from urllib, ConnectionError from requests, ConnectError from httpx).\n", strings.Join(s.cfg.AllowNet, ", "))
 	default:
-		b.WriteString("- Network: none. Reach outside systems through the namespaces below.\n")
+		b.WriteString("- Network: none; reach outside systems through the namespaces.\n")
 	}
 	if py, _, _ := packages.Split(s.cfg.Packages); len(py) > 0 || s.cfg.AllowRuntimePackages {
 		b.WriteString("- Packages: installed by the host (no pip/micropip needed)")
@@ -48,7 +48,7 @@ func (s *Sandbox) guide(signatures bool) string {
 		b.WriteString(".\n")
 	}
 	b.WriteString(s.npmLine())
-	b.WriteString("- Files: /workspace (the working directory; what you write there is kept), /files (inputs)")
+	b.WriteString("- Files: /workspace (the working directory, kept), /files (inputs)")
 	for _, t := range slices.Sorted(maps.Keys(s.cfg.Mounts)) {
 		m := s.cfg.Mounts[t]
 		mode := "read-only"
@@ -59,10 +59,7 @@ func (s *Sandbox) guide(signatures bool) string {
 	}
 	b.WriteString(".\n")
 	if ns := s.namespaceLines(); len(ns) > 0 {
-		b.WriteString("- Namespaces (tools that run on the host, with its credentials):\n")
-		for _, l := range ns {
-			b.WriteString("  - " + l + "\n")
-		}
+		b.WriteString("- Namespaces (their tools run on the host, with its credentials): " + strings.Join(ns, ", ") + ".\n")
 	}
 	if !signatures && s.cfg.DescribeTools == DescribeSignatures {
 		b.WriteString("- The tools' Python signatures are in the description of execute_code.\n")
@@ -96,25 +93,20 @@ func (s *Sandbox) memoryMB() int {
 
 const guideIntro = `# Parselbox sandbox guide
 
-A stateful Python 3 sandbox (Pyodide): variables, imports and functions persist between
-executions. An execution returns the value of its last expression (JSON-friendly data; anything
-else comes back as its repr); print() output is captured separately and may not be shown to you.
-Top-level await works (` + "`await asyncio.gather(...)`" + `); threads and subprocesses do not. Past the
-time limit an execution gets a KeyboardInterrupt; your variables survive. Files you create or
-change under /workspace, /files or a read/write mount are reported.
+A stateful Python 3 sandbox (Pyodide): variables, imports and functions persist between executions.
+An execution returns the value of its last expression (JSON-friendly data, else its repr); print()
+output may not be shown to you. Top-level await works; threads and subprocesses do not. Past the time
+limit the code gets a KeyboardInterrupt; variables survive. Files written under /workspace, /files or
+a read/write mount are reported.
 `
 
 const guideTools = `
 ## Tools
-- ` + "`ns.tool(a=1)`" + ` runs on the host and returns the result (positional arguments follow the tool's
-  parameter order). A failure raises PermissionError, TimeoutError, ValueError (bad arguments) or
-  RuntimeError, with the tool's message.
-- ` + "`t = ns.tool.task(...)`" + ` (` + "`.task`" + ` last) returns a background Task at once; it outlives the execution:
-  ` + "`await t`" + ` (the result), ` + "`t.status()`" + `, ` + "`t.tail(n)`" + `, ` + "`t.send(msg)`" + `, ` + "`t.cancel()`" + `, ` + "`await t.wait(timeout)`" + `.
-  Many at once: ` + "`await asyncio.gather(*[ns.tool.task(x) for x in items])`" + `.
-- Discover: ` + "`sbx.info()`" + ` (namespaces, files, limits; start here), ` + "`sbx.search(\"regex\")`" + ` (tools
-  of all namespaces), ` + "`help(ns)`" + ` (its tools' signatures), ` + "`help(ns.tool)`" + ` (one tool) or
-  ` + "`sbx.inspect(\"ns.tool\")`" + ` (JSON Schemas); ` + "`sbx.preview(data)`" + ` summarizes a large result.
-- Long runs: ` + "`sbx.progress(done, total=None, message=None)`" + ` shows the user how far the code has
-  got while it runs (in js() code too).
+- ` + "`ns.tool(a=1)`" + ` runs on the host and returns the result (positional arguments follow the parameter
+  order); a failure raises PermissionError, TimeoutError, ValueError (bad arguments) or RuntimeError.
+- ` + "`t = ns.tool.task(...)`" + ` (` + "`.task`" + ` last) starts a background Task that outlives the execution:
+  ` + "`await t`" + `, ` + "`t.status()`" + `, ` + "`t.cancel()`" + `; help(Task). Many at once: ` + "`await asyncio.gather(*[ns.tool.task(x) for x in items])`" + `.
+- Discover: ` + "`sbx.info()`" + `, ` + "`sbx.search(\"regex\")`" + ` (tools of all namespaces), ` + "`help(ns)`" + ` (its tools'
+  signatures), ` + "`help(ns.tool)`" + ` or ` + "`sbx.inspect(\"ns.tool\")`" + ` (JSON Schemas). ` + "`sbx.preview(data)`" + ` summarizes
+  a large result; ` + "`sbx.progress(done, total=None, message=None)`" + ` shows the user how far the code got.
 `

@@ -12,20 +12,20 @@ import (
 
 const guideMore = `
 ## Shell and JavaScript (details: help(bash), help(js), help(require))
-- ` + "`bash(\"grep -c x data.csv | sort\")`" + ` returns stdout: an emulated shell (pipes, loops, grep/sed/awk/
-  jq/curl...) over the same files, a fresh one per call, in /workspace; a non-zero exit with stderr
-  raises ` + "`RuntimeError(\"bash exit N: ...\")`" + `.
-- ` + "`js(\"return a + 1\", a=1)`" + ` runs the body of a fresh async JavaScript function; its result comes back
-  as Python data. Same files and network as Python.
-- ` + "`m = require(\"lodash\")`" + ` (an npm package) or ` + "`require(\"./utils.ts\")`" + ` (a local .js/.ts file): call
-  its functions and classes from Python (` + "`m.chunk([1, 2, 3], 2)`" + `); js() sees it as ` + "`lodash`" + `, ` + "`utils`" + `.
+- ` + "`bash(\"grep -c x data.csv | sort\")`" + ` returns stdout: an emulated shell (pipes, grep/sed/awk/jq/curl...)
+  over the same files, in /workspace, fresh per call; a non-zero exit with stderr raises
+  ` + "`RuntimeError(\"bash exit N: ...\")`" + `.
+- ` + "`js(\"return a + 1\", a=1)`" + ` runs the body of an async JavaScript function (same files and network);
+  its result comes back as Python data.
+- ` + "`m = require(\"lodash\")`" + ` (npm) or ` + "`require(\"./utils.ts\")`" + ` (a local .js/.ts file): call its functions and
+  classes from Python (` + "`m.chunk([1, 2, 3], 2)`" + `); js() sees it as ` + "`lodash`" + `, ` + "`utils`" + `.
 `
 
 // npmLine is the guide's line on npm packages, or "".
 func (s *Sandbox) npmLine() string {
 	_, npm, _ := packages.Split(s.cfg.Packages)
 	if len(npm) == 0 && !s.cfg.AllowRuntimePackages {
-		return "- npm packages: none installed; require() of a package fails (the host installs them: packages = [\"npm:NAME@VERSION\"]).\n"
+		return "- npm packages: none installed (the host's packages = [\"npm:NAME@VERSION\"] adds some).\n"
 	}
 	var b strings.Builder
 	b.WriteString("- npm packages for require(): ")

@@ -16,47 +16,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/host/hosttest"
 	"github.com/parselbox/parselbox/internal/testenv"
 )
 
-// newSandbox starts a host sandbox for t.
-func newSandbox(t *testing.T, cfg host.Config) *host.Sandbox {
-	t.Helper()
-	cfg.RuntimeDir = testenv.Runtime(t).Dir
-	if cfg.CacheDir == "" {
-		cfg.CacheDir = testenv.CacheDir(t)
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = testenv.Logger(t)
-	}
-	sb, err := host.New(t.Context(), cfg)
-	if err != nil {
-		t.Fatalf("host.New: %v", err)
-	}
-	t.Cleanup(func() { sb.Close() })
-	return sb
-}
-
-func exec(t *testing.T, sb *host.Sandbox, code string) *host.Result {
-	t.Helper()
-	r, err := sb.Execute(t.Context(), code)
-	if err != nil {
-		t.Fatalf("Execute: %v", err)
-	}
-	return r
-}
-
-func value(t *testing.T, r *host.Result) any {
-	t.Helper()
-	if r.Error != nil {
-		t.Fatalf("unexpected %s: %s\n%s", r.Error.Type, r.Error.Message, r.Error.Traceback)
-	}
-	var v any
-	if err := json.Unmarshal(r.Output, &v); err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
+// The helpers of the host's tests: see package hosttest.
+var (
+	newSandbox = hosttest.New
+	exec       = hosttest.Run
+	value      = hosttest.Value
+)
 
 func raised(t *testing.T, r *host.Result, typ string) *host.Error {
 	t.Helper()

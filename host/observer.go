@@ -21,7 +21,7 @@ type Observer interface {
 	// "error", "refused" or "cancelled". Discovery (sbx.*) is not told.
 	ToolCalled(bridge, outcome string, d time.Duration)
 	// Restarted: the sandbox process ended unexpectedly and is restarted;
-	// cause is "timeout", "memory", "runaway", "fatal", "protocol" or
+	// cause is "timeout", "interrupt", "memory", "runaway", "fatal", "protocol" or
 	// "crash" (it died of itself).
 	Restarted(cause string)
 }

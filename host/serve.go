@@ -18,6 +18,9 @@ type ServeConfig struct {
 	Addr string `koanf:"addr"`
 	// Token is required of every request when Addr is beyond loopback (at
 	// least 16 characters); on loopback, pages of other origins need it.
+	// The MCP server's HTTP transport gives each session's app beyond
+	// loopback a random token of its own instead (in the app link of the
+	// session's results).
 	Token string `koanf:"token"`
 	// MaxUploadMB bounds one upload (POST /_upload) and one /api body, in
 	// MiB; 0: 32.

@@ -23,9 +23,12 @@
 // every result and the answer. "once" counts each of them once; "loop"
 // counts what an agent loop sends and gets back: every turn re-reads the
 // instructions, the definitions and the conversation so far. The figures
-// are merged into bench-results.json (as metrics of one run) and printed.
+// are merged into bench-results.json (as metrics of one run) and printed,
+// with a breakdown of each way's tokens: instructions, definitions, every
+// call and result, the answer.
 // Run by `make bench-tokens`; nothing here is a test. BENCH_TOKENS_SHOW=1
-// prints every call and result on stderr.
+// prints every call and result on stderr (their first 3000 bytes;
+// BENCH_TOKENS_SHOW=full: whole).
 package main
 
 import (
@@ -235,12 +238,18 @@ func run(ctx context.Context, out, binDir, runtimeDir string, pets int) error {
 		}
 		w.answer = direct.answer // the same report, written the same way
 	}
-	if os.Getenv("BENCH_TOKENS_SHOW") != "" {
+	if show := os.Getenv("BENCH_TOKENS_SHOW"); show != "" {
+		cut := func(s string) string { // BENCH_TOKENS_SHOW=full: whole texts
+			if show != "full" && len(s) > 3000 {
+				return s[:3000] + "…"
+			}
+			return s
+		}
 		for _, w := range ways {
-			fmt.Fprintf(os.Stderr, "==== %s\n-- instructions:\n%s\n-- definitions:\n%.3000s\n", w.name, w.instructions, w.definitions)
+			fmt.Fprintf(os.Stderr, "==== %s\n-- instructions:\n%s\n-- definitions:\n%s\n", w.name, w.instructions, cut(w.definitions))
 			for i, t := range w.turns {
 				for j := range t.calls {
-					fmt.Fprintf(os.Stderr, "-- turn %d call: %s\n-- result: %.3000s\n", i+1, t.calls[j], t.results[j])
+					fmt.Fprintf(os.Stderr, "-- turn %d call: %s\n-- result: %s\n", i+1, t.calls[j], cut(t.results[j]))
 				}
 			}
 			fmt.Fprintf(os.Stderr, "-- answer: %s\n", w.answer)
@@ -356,7 +365,7 @@ paths = [t["path"] for k, v in found.items() if not k.startswith("sbx") for t in
 	}
 	// A client puts a server's instructions in the system prompt.
 	w.instructions = ev.InitializeResult().Instructions
-	b, _ := json.Marshal(defs)
+	b := marshal(defs)
 	w.definitions, w.tools = string(b), len(defs)
 	var read []string // every result read so far
 	for n := 0; ; n++ {
@@ -378,7 +387,7 @@ paths = [t["path"] for k, v in found.items() if not k.startswith("sbx") for t in
 			if res.IsError {
 				return nil, fmt.Errorf("%s failed: %s", c.Tool, text)
 			}
-			cb, _ := json.Marshal(c)
+			cb := marshal(c)
 			ex.calls = append(ex.calls, string(cb))
 			ex.results = append(ex.results, text)
 			read = append(read, text)
@@ -571,7 +580,7 @@ func codeWay(ctx context.Context, cfg host.Config, name string, looks []string) 
 			w.description = t.Description
 		}
 	}
-	b, _ := json.Marshal(defs)
+	b := marshal(defs)
 	w.definitions, w.tools = string(b), len(defs)
 	for _, code := range append(slices.Clone(looks), program) {
 		args := map[string]any{"code": code}
@@ -583,7 +592,7 @@ func codeWay(ctx context.Context, cfg host.Config, name string, looks []string) 
 		if res.IsError {
 			return nil, fmt.Errorf("execute_code failed: %s", text)
 		}
-		cb, _ := json.Marshal(call{Tool: mcpserver.ToolName, Args: args})
+		cb := marshal(call{Tool: mcpserver.ToolName, Args: args})
 		w.turns = append(w.turns, exchange{calls: []string{string(cb)}, results: []string{text}})
 	}
 	// The model's answer: the program's result, which is the report.
@@ -633,6 +642,7 @@ func writeReport(ctx context.Context, node, counter, out string, pets int, ways 
 	type figures struct {
 		upfront, description, calls, results, answer, once, loop, turns int
 		seqLoop, seqTurns                                               int
+		parts                                                           []string // the breakdown
 	}
 	fig := map[string]figures{}
 	for _, w := range ways {
@@ -640,8 +650,9 @@ func writeReport(ctx context.Context, node, counter, out string, pets int, ways 
 		instr, defs, desc := next(), next(), next()
 		f.answer = next()
 		f.upfront, f.description = instr+defs, desc
+		f.parts = append(f.parts, fmt.Sprintf("instructions %d", instr), fmt.Sprintf("definitions %d", defs))
 		ctxt, seq := f.upfront, f.upfront // what the next turn reads
-		for _, t := range w.turns {
+		for ti, t := range w.turns {
 			f.loop += ctxt // this turn reads all so far and writes its calls
 			var sizes []int
 			for range t.calls {
@@ -652,6 +663,7 @@ func writeReport(ctx context.Context, node, counter, out string, pets int, ways 
 			}
 			for i := range t.results {
 				n := next()
+				f.parts = append(f.parts, fmt.Sprintf("turn %d: call %d, result %d", ti+1, sizes[i], n))
 				f.results += n
 				ctxt += sizes[i] + n
 				f.seqLoop += seq + sizes[i] // one call per turn
@@ -677,6 +689,11 @@ func writeReport(ctx context.Context, node, counter, out string, pets int, ways 
 	}
 	d := fig["direct"]
 	row("direct, 1 per turn", ways[0].tools, d, d.seqTurns, d.seqLoop)
+	fmt.Println("\nbreakdown (tokens):")
+	for _, w := range ways {
+		fmt.Printf("  %s: %s; answer %d\n", w.name, strings.Join(fig[w.name].parts, "; "), fig[w.name].answer)
+	}
+	fmt.Println()
 	fmt.Println("(upfront: instructions + tool definitions; once: upfront + calls + results + answer, each")
 	fmt.Println(" counted once; loop: what an agent loop sends and gets back, every turn re-reading the")
 	fmt.Println(" definitions and all so far; \"direct\" makes a turn's independent calls in parallel)")
@@ -715,6 +732,17 @@ func writeReport(ctx context.Context, node, counter, out string, pets int, ways 
 	}
 	fmt.Printf("\nmerged into %s\n", out)
 	return nil
+}
+
+// marshal is JSON as a client sends it to a model: "<", ">" and "&" as
+// they are (encoding/json would write them as \u003c..., three tokens
+// more each, on both ways).
+func marshal(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 func ratio(a, b int) float64 {

@@ -11,14 +11,16 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parselbox/parselbox/internal/testenv"
 )
 
 // startHTTPServer runs `parselbox --transport http` as a subprocess and
 // returns it with the URL of /mcp it logged.
-func startHTTPServer(t *testing.T, args ...string) (*exec.Cmd, string, *syncBuffer, chan error) {
+func startHTTPServer(t *testing.T, args ...string) (*exec.Cmd, string, *testenv.SyncBuffer, chan error) {
 	t.Helper()
 	cmd := parselbox(t, append(append(sandboxArgs(t), "--transport", "http", "--port", "0"), args...)...)
-	stderr := &syncBuffer{}
+	stderr := &testenv.SyncBuffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -60,7 +62,7 @@ func status(t *testing.T, url string) int {
 }
 
 // waitExit waits for the process to exit, within d.
-func waitExit(t *testing.T, exited chan error, d time.Duration, stderr *syncBuffer) error {
+func waitExit(t *testing.T, exited chan error, d time.Duration, stderr *testenv.SyncBuffer) error {
 	t.Helper()
 	select {
 	case err := <-exited:

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -64,7 +63,7 @@ func TestServeStdio(t *testing.T) {
 	t.Parallel()
 	out := t.TempDir()
 	cmd := parselbox(t, append(sandboxArgs(t), "--output-dir", out, "--env", "WHO=stdio", "--max-output-tokens", "20")...)
-	var stderr syncBuffer
+	var stderr testenv.SyncBuffer
 	cmd.Stderr = &stderr
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	cs, err := c.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
@@ -105,7 +104,7 @@ func TestServeHTTP(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stderr syncBuffer
+	var stderr testenv.SyncBuffer
 	done := make(chan int, 1)
 	args := append(sandboxArgs(t), "--transport", "HTTP", "--port", "0", "--pool-size", "0")
 	go func() { done <- run(ctx, args, strings.NewReader(""), &bytes.Buffer{}, &stderr) }()
@@ -366,21 +365,4 @@ func TestServerTokenEnv(t *testing.T) {
 	if _, err := f.load(); err == nil || !strings.HasPrefix(err.Error(), "$"+mcpserver.AuthTokenEnv+": server.auth_token: must be at least 16 characters") {
 		t.Errorf("short token from the environment: %v", err)
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/parselbox/parselbox/host/bridges"
+	"github.com/parselbox/parselbox/internal/testenv"
 	"github.com/parselbox/parselbox/sdk"
 	"github.com/parselbox/parselbox/sdk/sdktest"
 )
@@ -627,7 +628,7 @@ func TestCloseKillsAHangingBridge(t *testing.T) {
 // logger at the plugin's level.
 func TestStderrIsRelevelled(t *testing.T) {
 	t.Parallel()
-	var buf syncBuffer
+	var buf testenv.SyncBuffer
 	logger := hclog.New(&hclog.LoggerOptions{Output: &buf, JSONFormat: true, Level: hclog.Info})
 	m := newManager(t, bridges.Options{Logger: logger})
 	b := start(t, m, "logger", config(t, nil))
@@ -652,23 +653,6 @@ func TestStderrIsRelevelled(t *testing.T) {
 	if !found {
 		t.Errorf("the plugin's warning is not in the host's log:\n%s", buf.Bytes())
 	}
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return bytes.Clone(b.buf.Bytes())
 }
 
 // TestPdeathsig SIGKILLs a host (this test binary in host mode) and checks

@@ -81,6 +81,14 @@ type Spec struct {
 	// command: a binary that links this package. Empty: this program,
 	// through /proc/self/exe.
 	Shim string
+	// Without names layers (LayerLandlock, LayerSeccomp, LayerUser,
+	// LayerCgroup, ...) to leave out even where the machine offers them:
+	// for measuring what each one costs (`go run ./bench -only confine
+	// -confine-without ...`), not for production. Leaving out Landlock
+	// leaves out the user too (which needs it) and the network rules (which
+	// are Landlock's); no_new_privs cannot be left out. A layer left out is
+	// reported unavailable, so Mode Required refuses to start.
+	Without []string
 	// Logger receives warnings about layers that could not be applied in
 	// BestEffort mode; nil discards them.
 	Logger hclog.Logger

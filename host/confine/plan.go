@@ -100,8 +100,18 @@ func newPlan(spec *Spec, sys *system, prog string) (*plan, Report, error) {
 		return nil, rep, fmt.Errorf("confine: %w", err)
 	}
 
+	without := func(name string) bool { return slices.Contains(spec.Without, name) }
+	for _, name := range spec.Without {
+		if !slices.Contains(layerNames, name) || name == LayerNoNewPrivs {
+			return nil, rep, fmt.Errorf("confine: cannot leave out layer %q (layers: %s; no_new_privs is always applied)",
+				name, strings.Join(layerNames, ", "))
+		}
+	}
 	abi := sys.landlockABI
-	if abi > 0 {
+	if abi > 0 && without(LayerLandlock) {
+		rep.set(LayerLandlock, Unavailable, "", leftOut)
+		abi = 0
+	} else if abi > 0 {
 		rep.set(LayerLandlock, Active, "ABI "+strconv.Itoa(abi), "")
 	} else {
 		rep.set(LayerLandlock, Unavailable, "", sys.landlockReason)
@@ -109,6 +119,8 @@ func newPlan(spec *Spec, sys *system, prog string) (*plan, Report, error) {
 	switch {
 	case spec.Network:
 		rep.set(LayerLandlockNet, NotNeeded, "", "network = true allows every port")
+	case without(LayerLandlock) || (abi >= 4 && without(LayerLandlockNet)):
+		rep.set(LayerLandlockNet, Unavailable, "", leftOut)
 	case abi >= 4:
 		rep.set(LayerLandlockNet, Active, describePorts(ports), "")
 	case abi > 0:
@@ -116,7 +128,9 @@ func newPlan(spec *Spec, sys *system, prog string) (*plan, Report, error) {
 	default:
 		rep.set(LayerLandlockNet, Unavailable, "", sys.landlockReason)
 	}
-	if sys.seccomp {
+	if sys.seccomp && without(LayerSeccomp) {
+		rep.set(LayerSeccomp, Unavailable, "", leftOut)
+	} else if sys.seccomp {
 		rep.set(LayerSeccomp, Active, strconv.Itoa(len(deniedNames()))+" system calls denied, no new processes", "")
 		p.Seccomp = &seccompPlan{Inet: spec.Network || len(ports) > 0}
 	} else {
@@ -127,6 +141,8 @@ func newPlan(spec *Spec, sys *system, prog string) (*plan, Report, error) {
 	switch {
 	case sys.euid != 0:
 		rep.set(LayerUser, NotNeeded, "", fmt.Sprintf("the host runs as uid %d, not root", sys.euid))
+	case without(LayerUser):
+		rep.set(LayerUser, Unavailable, "", leftOut)
 	case abi == 0:
 		rep.set(LayerUser, Unavailable, "", "needs Landlock, which bounds the file access the unprivileged user is given")
 	default:
@@ -142,7 +158,9 @@ func newPlan(spec *Spec, sys *system, prog string) (*plan, Report, error) {
 	if lim.Pids <= 0 {
 		lim.Pids = DefaultPids
 	}
-	if reason := sys.cgroups.usable(lim); reason != "" {
+	if without(LayerCgroup) {
+		rep.set(LayerCgroup, Unavailable, "", leftOut)
+	} else if reason := sys.cgroups.usable(lim); reason != "" {
 		rep.set(LayerCgroup, Unavailable, "", reason)
 	} else {
 		rep.set(LayerCgroup, Active, sys.cgroups.describe(lim), "")
@@ -162,9 +180,18 @@ func newPlan(spec *Spec, sys *system, prog string) (*plan, Report, error) {
 		if p.Landlock, err = newLandlockPlan(abi, spec, ports, prog); err != nil {
 			return nil, rep, err
 		}
+		if without(LayerLandlockNet) {
+			p.Landlock.Net, p.Landlock.Connect, p.Landlock.DNS = 0, nil, false
+		}
 	}
 	return p, rep, nil
 }
+
+// leftOut is the reason of a layer named in Spec.Without.
+const leftOut = "left out (Spec.Without)"
+
+// layerNames are the layers, in the order of a Report.
+var layerNames = []string{LayerLandlock, LayerLandlockNet, LayerSeccomp, LayerNoNewPrivs, LayerUser, LayerCgroup}
 
 func describePorts(ports []uint16) string {
 	if len(ports) == 0 {

@@ -161,6 +161,7 @@ func TestPlanReport(t *testing.T) {
 		state       map[string]string
 		err         string
 		landlockNil bool
+		check       func(*testing.T, *plan)
 	}{
 		"not root": {
 			sys:   &system{landlockABI: 7, seccomp: true, euid: 1000, cgroups: cgroups{reason: "cgroup v2: /x is not writable"}},
@@ -182,6 +183,62 @@ func TestPlanReport(t *testing.T) {
 			sys:   noLandlock,
 			spec:  &Spec{Mode: Off},
 			state: map[string]string{},
+		},
+		"without seccomp": {
+			sys:   fakeSystem(t, 7),
+			spec:  &Spec{Without: []string{LayerSeccomp}},
+			state: map[string]string{LayerSeccomp: Unavailable, LayerLandlock: Active, LayerUser: Active, LayerCgroup: Active},
+			check: func(t *testing.T, p *plan) {
+				if p.Seccomp != nil || p.Landlock == nil || p.UID < 0 || p.cgroupLimits == nil {
+					t.Errorf("plan %+v", p)
+				}
+			},
+		},
+		"without landlock: no user or network rules either": {
+			sys:         fakeSystem(t, 7),
+			spec:        &Spec{Without: []string{LayerLandlock}},
+			state:       map[string]string{LayerLandlock: Unavailable, LayerLandlockNet: Unavailable, LayerUser: Unavailable, LayerSeccomp: Active},
+			landlockNil: true,
+			check: func(t *testing.T, p *plan) {
+				if p.UID != -1 || p.Seccomp == nil {
+					t.Errorf("plan %+v", p)
+				}
+			},
+		},
+		"without landlock-net": {
+			sys:   fakeSystem(t, 7),
+			spec:  &Spec{Without: []string{LayerLandlockNet}, AllowNet: []string{"example.com:443"}},
+			state: map[string]string{LayerLandlockNet: Unavailable, LayerLandlock: Active},
+			check: func(t *testing.T, p *plan) {
+				if p.Landlock == nil || p.Landlock.Net != 0 || p.Landlock.Connect != nil || p.Landlock.FS == 0 {
+					t.Errorf("landlock plan %+v", p.Landlock)
+				}
+			},
+		},
+		"without user and cgroup": {
+			sys:   fakeSystem(t, 7),
+			spec:  &Spec{Without: []string{LayerUser, LayerCgroup}},
+			state: map[string]string{LayerUser: Unavailable, LayerCgroup: Unavailable, LayerLandlock: Active, LayerSeccomp: Active},
+			check: func(t *testing.T, p *plan) {
+				if p.UID != -1 || p.cgroupLimits != nil {
+					t.Errorf("plan %+v", p)
+				}
+			},
+		},
+		"without no_new_privs": {
+			sys:  fakeSystem(t, 7),
+			spec: &Spec{Without: []string{LayerNoNewPrivs}},
+			err:  `cannot leave out layer "no_new_privs"`,
+		},
+		"without an unknown layer": {
+			sys:  fakeSystem(t, 7),
+			spec: &Spec{Without: []string{"selinux"}},
+			err:  `cannot leave out layer "selinux"`,
+		},
+		"required without a layer": {
+			sys:  fakeSystem(t, 7),
+			spec: &Spec{Mode: Required, Without: []string{LayerCgroup}},
+			err:  "cgroup: left out",
 		},
 		"bad run_as": {
 			sys:  fakeSystem(t, 7),
@@ -214,6 +271,9 @@ func TestPlanReport(t *testing.T) {
 			}
 			if tc.landlockNil && p.Landlock != nil {
 				t.Error("a Landlock plan without Landlock")
+			}
+			if tc.check != nil {
+				tc.check(t, p)
 			}
 		})
 	}

@@ -80,6 +80,41 @@ func bundleAppBridge(t *testing.T, rtDir string) []byte {
 	return b
 }
 
+// openHostPage serves hostPage, the app bridge and the renderer (its HTML
+// under the CSP csp) on loopback, opens the host page in b from host
+// (hs.URL's "127.0.0.1", or "localhost" for an origin other than the
+// renderer's) and waits until the renderer has initialized with it. The
+// context it returns ends the test's browsing.
+func openHostPage(t *testing.T, b *browsertest.Browser, renderer string, csp ui.CSP, host string) context.Context {
+	t.Helper()
+	bridgeJS := bundleAppBridge(t, testenv.Runtime(t).Dir)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/host.html", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write([]byte(hostPage))
+	})
+	mux.HandleFunc("/bridge.js", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/javascript")
+		w.Write(bridgeJS)
+	})
+	mux.HandleFunc("/renderer.html", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Security-Policy", cspHeader(csp))
+		w.Write([]byte(renderer))
+	})
+	hs := httptest.NewServer(mux)
+	t.Cleanup(hs.Close)
+	ctx, cancel := context.WithTimeout(b.Ctx, 90*time.Second)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx, chromedp.Navigate(strings.Replace(hs.URL, "127.0.0.1", host, 1)+"/host.html")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.initialized === true`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		t.Fatalf("the renderer never initialized with the host: %v", err)
+	}
+	return ctx
+}
+
 // The renderer resource, in a host page built with AppBridge, shows a
 // tool result's view (styled, without the network), resizes to it, and
 // shows an error result as an error.
@@ -107,33 +142,7 @@ func TestRendererInBrowser(t *testing.T) {
 <button id="go" class="btn btn-primary">Go</button><div style="height:300px" class="bg-base-200 mt-2 p-2">tall part</div>''')
 {"rows": 3}`)
 	errResult := call("1/0")
-	bridgeJS := bundleAppBridge(t, testenv.Runtime(t).Dir)
-
-	mux := http.NewServeMux()
-	mux.HandleFunc("/host.html", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Write([]byte(hostPage))
-	})
-	mux.HandleFunc("/bridge.js", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/javascript")
-		w.Write(bridgeJS)
-	})
-	mux.HandleFunc("/renderer.html", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Content-Security-Policy", cspHeader(renderer.CSP))
-		w.Write([]byte(read.Contents[0].Text))
-	})
-	hs := httptest.NewServer(mux)
-	defer hs.Close()
-
-	ctx, cancel := context.WithTimeout(b.Ctx, 90*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Navigate(hs.URL+"/host.html")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.initialized === true`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
-		t.Fatalf("the renderer never initialized with the host: %v", err)
-	}
+	ctx := openHostPage(t, b, read.Contents[0].Text, renderer.CSP, "127.0.0.1")
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`showResult(`+string(okResult)+`).then(() => true)`, chromedp.EvalAwaitPromise)); err != nil {
 		t.Fatal(err)
 	}

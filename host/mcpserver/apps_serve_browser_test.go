@@ -1,11 +1,7 @@
 package mcpserver
 
 import (
-	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,7 +10,6 @@ import (
 
 	"github.com/parselbox/parselbox/host"
 	"github.com/parselbox/parselbox/internal/browsertest"
-	"github.com/parselbox/parselbox/internal/testenv"
 )
 
 // A view shown by the renderer, in a host page of another origin, calls
@@ -57,34 +52,8 @@ display('''<button id="go" class="btn btn-secondary" onclick="pbx.call('mul', {a
 	if len(csp.ConnectDomains) == 0 {
 		t.Fatalf("the renderer's CSP does not let views reach the app: %s", raw)
 	}
-	bridgeJS := bundleAppBridge(t, testenv.Runtime(t).Dir)
-	mux := http.NewServeMux()
-	mux.HandleFunc("/host.html", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Write([]byte(hostPage))
-	})
-	mux.HandleFunc("/bridge.js", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/javascript")
-		w.Write(bridgeJS)
-	})
-	mux.HandleFunc("/renderer.html", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Content-Security-Policy", cspHeader(csp))
-		w.Write([]byte(read.Contents[0].Text))
-	})
 	// The host page is served from localhost, the app from 127.0.0.1: two origins.
-	hs := httptest.NewServer(mux)
-	defer hs.Close()
-	hostURL := strings.Replace(hs.URL, "127.0.0.1", "localhost", 1)
-
-	ctx, cancel := context.WithTimeout(b.Ctx, 90*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Navigate(hostURL+"/host.html")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.initialized === true`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
-		t.Fatalf("the renderer never initialized: %v", err)
-	}
+	ctx := openHostPage(t, b, read.Contents[0].Text, csp, "localhost")
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`showResult(`+string(result)+`).then(() => true)`, chromedp.EvalAwaitPromise)); err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,7 @@
 package mcpserver
 
 import (
-	"bytes"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/internal/testenv"
 )
 
 // answer approves calc.add, declines calc.sub, and refuses calc.mul with a
@@ -85,7 +84,7 @@ func TestElicit(t *testing.T) {
 // the log says why.
 func TestElicitClientCannot(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs testenv.SyncBuffer
 	srv := newServer(t, Options{
 		Settings: with(func(s *Settings) { s.Elicit, s.PoolSize = true, 0 }),
 		Logger:   hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info}),
@@ -127,23 +126,6 @@ func TestElicitTimeout(t *testing.T) {
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // The go-sdk client answers input requests for one call at most 9 times
 // (it gives up at the 10th round trip). The execution it abandons does not
 // block the session: the next call replaces it, refusing the approval the
@@ -151,7 +133,7 @@ func (s *syncBuffer) String() string {
 // what ends it: the log says which did).
 func TestElicitRoundTripLimit(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs testenv.SyncBuffer
 	srv := newServer(t, Options{
 		Settings: with(func(s *Settings) { s.Elicit, s.PoolSize, s.ApprovalTimeout = true, 0, 10*time.Second }),
 		Logger:   hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info}),

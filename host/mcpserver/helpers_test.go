@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"sync"
@@ -172,25 +171,12 @@ func connectInMemory(t *testing.T, srv *Server, c *mcp.Client, protocol string) 
 	return cs
 }
 
-// startHTTP serves srv on a loopback port and returns the endpoint.
+// startHTTP serves srv on a loopback port and returns the endpoint. The
+// listener is open: a request waits in its backlog until RunHTTP serves
+// (once the pool's first sandbox booted), or fails if it gave up.
 func startHTTP(t *testing.T, srv *Server) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.RunHTTP(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("RunHTTP: %v", err)
-		}
-	})
-	// The listener is open: a request waits in its backlog until RunHTTP
-	// serves (once the pool's first sandbox booted), or fails if it gave up.
-	return "http://" + ln.Addr().String() + Path
+	return testenv.Serve(t, srv.RunHTTP) + Path
 }
 
 // bearer adds a token to every request.

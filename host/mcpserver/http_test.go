@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/internal/testenv"
 )
 
 // Two HTTP sessions never see each other's variables or files.
@@ -132,18 +133,7 @@ func TestHTTPSecurity(t *testing.T) {
 
 	post := func(header map[string]string, body string) int {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		for k, v := range header {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
+		return testenv.PostStatus(t, url, header, body)
 	}
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 	for name, tc := range map[string]struct {

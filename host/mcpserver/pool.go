@@ -15,6 +15,10 @@ type box struct {
 	sb  *host.Sandbox
 	ap  *approver // nil unless the server asks for approvals
 	dir string    // the session's own output directory, if any
+	// app is the link to the session's app its client gets, when it is
+	// not the app's URL: served beyond loopback, the URL with the
+	// session's own token (serveToken), which opens that app only.
+	app, serveToken string
 }
 
 func (b *box) close() error {

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -155,6 +156,86 @@ display("<b>view of ` + name + `</b>")
 		}
 		if r := run(t, cs, "1"); r.App == "" || r.App == a {
 			t.Errorf("session %s is served at %q (session a was at %s)", name, r.App, a)
+		}
+	}
+}
+
+// With the HTTP transport and the apps served beyond loopback, each
+// session's app has a token of its own, in the app link of the session's
+// results: the link opens that session's app (and the cookie it sets
+// keeps it open), the session's token opens no other session's app, and
+// the configured token, which every session's app would share, opens none.
+func TestHTTPServeTokenPerSession(t *testing.T) {
+	t.Parallel()
+	const configured = "configured-serve-token-0123456789"
+	srv := newServer(t, Options{
+		Settings: with(func(s *Settings) { s.PoolSize = 1 }),
+		Config:   host.Config{Serve: &host.ServeConfig{Addr: "0.0.0.0:0", Token: configured}},
+	})
+	endpoint := startHTTP(t, srv)
+	var links, apps, tokens [2]string
+	for i, name := range []string{"a", "b"} {
+		c, _ := newClient(nil)
+		cs, err := connectHTTP(t, endpoint, "", c)
+		if err != nil {
+			t.Fatalf("session %s: %v", name, err)
+		}
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: ToolName, Arguments: map[string]any{"code": `
+open("index.html", "w").write("<p>page of ` + name + `</p>")
+1`}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := decode(t, res)
+		u, err := url.Parse(r.App)
+		if r.Error != "" || err != nil || u.Query().Get("token") == "" || u.Path != "/" {
+			t.Fatalf("session %s: the result's app link %q (error %s)", name, r.App, r.Error)
+		}
+		links[i], tokens[i] = r.App, u.Query().Get("token")
+		u.RawQuery, u.Path = "", ""
+		apps[i] = u.String()
+		if tokens[i] == configured {
+			t.Fatalf("session %s's link carries the configured token", name)
+		}
+	}
+	if tokens[0] == tokens[1] {
+		t.Fatalf("both sessions' apps have the token %s", tokens[0])
+	}
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar}
+	for i, name := range []string{"a", "b"} {
+		other := 1 - i
+		res, err := browser.Get(links[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 || !strings.Contains(string(body), "page of "+name) {
+			t.Errorf("%s's link: %d %.200s", name, res.StatusCode, body)
+		}
+		// The cookie the link set keeps the app open.
+		if res, err := browser.Get(apps[i] + "/index.html"); err != nil || res.StatusCode != 200 {
+			t.Errorf("%s's app after its link, with the cookie: %v %v", name, res, err)
+		} else {
+			res.Body.Close()
+		}
+		for what, header := range map[string]map[string]string{
+			"no token":              nil,
+			"the configured token":  {"Authorization": "Bearer " + configured},
+			"the other's token":     {"Authorization": "Bearer " + tokens[other]},
+			"the other's, as query": nil,
+		} {
+			u := apps[i] + "/"
+			if what == "the other's, as query" {
+				u += "?token=" + url.QueryEscape(tokens[other])
+			}
+			if st, body := fetchApp(t, u, header); st != http.StatusUnauthorized {
+				t.Errorf("%s's app with %s: %d %.200s", name, what, st, body)
+			}
+		}
+		if st, body := fetchApp(t, apps[i]+"/", map[string]string{"Authorization": "Bearer " + tokens[i]}); st != 200 || !strings.Contains(body, "page of "+name) {
+			t.Errorf("%s's app with its token: %d %.200s", name, st, body)
 		}
 	}
 }

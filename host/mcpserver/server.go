@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,6 +24,7 @@ import (
 	"github.com/parselbox/parselbox/host"
 	"github.com/parselbox/parselbox/host/metrics"
 	"github.com/parselbox/parselbox/host/sandbox"
+	hostserve "github.com/parselbox/parselbox/host/serve"
 	"github.com/parselbox/parselbox/host/ui"
 )
 
@@ -135,6 +137,13 @@ func (s *Server) boot(ctx context.Context, perSession bool) (*box, error) {
 				sc.Addr = net.JoinHostPort(h, strconv.FormatInt(s.servePort.Load(), 10))
 			}
 		}
+		if h, _, err := net.SplitHostPort(sc.Addr); err == nil && !hostserve.IsLoopback(h) {
+			// Beyond loopback, each session's app has a token of its own,
+			// in the app link its client gets (box.app): the configured
+			// token would open every session's app.
+			b.serveToken = rand.Text()
+			sc.Token = b.serveToken
+		}
 		cfg.Serve = &sc
 	}
 	sb, err := host.New(ctx, cfg)
@@ -142,6 +151,9 @@ func (s *Server) boot(ctx context.Context, perSession bool) (*box, error) {
 		return nil, err
 	}
 	b.sb = sb
+	if b.serveToken != "" {
+		b.app = sb.ServeURL() + "/?token=" + url.QueryEscape(b.serveToken)
+	}
 	if serveSpan > 0 && s.servePort.Load() != 0 {
 		s.advanceServePort(sb.ServeURL(), serveSpan)
 	}

@@ -444,10 +444,22 @@ func (s *session) result(ex *execution) *mcp.CallToolResult {
 	}
 	s.announce(ex.res.Files)
 	resp := s.shape.response(ex.res)
-	if sb := s.Sandbox(); sb != nil {
-		resp.App = sb.ServeURL()
-	}
+	resp.App = s.app()
 	return toolResult(resp)
+}
+
+// app is where the session's app is served, as its client is told: with
+// the session's own token when it is served beyond loopback.
+func (s *session) app() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.box == nil:
+		return ""
+	case s.box.app != "":
+		return s.box.app
+	}
+	return s.box.sb.ServeURL()
 }
 
 // announce registers the files as resources; the go-sdk tells the client

@@ -91,7 +91,7 @@ func TestStdioSubprocess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
+	var stderr testenv.SyncBuffer
 	for _, protocol := range []string{"", "2025-11-25"} {
 		cmd := exec.Command(exe)
 		cmd.Env = append(os.Environ(), helperEnv+"=1",

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -50,9 +51,12 @@ func (r *Router) dir(ctx context.Context, path string) ([]string, error) {
 	return names, nil
 }
 
-// help answers help(ns.path): a tool's {description, parameters, output},
-// or the tree of what is under a namespace.
-func (r *Router) help(ctx context.Context, path string) (any, error) {
+// help answers help(ns.path): a tool's help (toolHelp), or the tree of
+// what is under a namespace, after its description: all of it with full,
+// else shortDoc: its first paragraph when it is long, and a line that says
+// how to read the rest (an MCP server's instructions: a model reads the
+// answer on every later turn, and needs the signatures more).
+func (r *Router) help(ctx context.Context, path string, full bool) (any, error) {
 	ns, rest, err := r.lookup(path)
 	if err != nil {
 		return nil, err
@@ -67,6 +71,9 @@ func (r *Router) help(ctx context.Context, path string) (any, error) {
 	doc := c.desc.Description
 	if rest != "" {
 		doc = c.nsDocs[rest]
+	}
+	if !full {
+		doc = shortDoc(doc, path)
 	}
 	if len(tools)+len(subs) == 0 {
 		// A bridge with no tools may say why (an MCP server that is down).
@@ -84,6 +91,31 @@ func (r *Router) help(ctx context.Context, path string) (any, error) {
 	return strings.TrimRight(b.String(), "\n"), nil
 }
 
+// maxDoc bounds the description help(ns) shows without full=True.
+const maxDoc = 600
+
+// shortDoc is a namespace's description for help(ns): whole up to maxDoc
+// characters, else its first paragraph (an MCP bridge's own line, before
+// the server's instructions), then how many lines were left out and where
+// they are.
+func shortDoc(doc, path string) string {
+	doc = strings.TrimSpace(doc)
+	if len(doc) <= maxDoc {
+		return doc
+	}
+	kept, rest, _ := strings.Cut(doc, "\n\n")
+	if rest = strings.TrimSpace(rest); rest == "" {
+		return kept
+	}
+	n := 0
+	for _, l := range strings.Split(rest, "\n") {
+		if strings.TrimSpace(l) != "" {
+			n++
+		}
+	}
+	return kept + fmt.Sprintf("\n(%d more line%s: help(%s, full=True))", n, plural(n), path)
+}
+
 // writeTree renders the tools (first) and namespaces under prefix.
 func (c *catalog) writeTree(b *strings.Builder, prefix, indent string) {
 	tools, subs := c.children(prefix)
@@ -95,7 +127,7 @@ func (c *catalog) writeTree(b *strings.Builder, prefix, indent string) {
 		if prefix != "" {
 			path = prefix + "." + t
 		}
-		line := indent + connector(i == n) + Signature(t, c.tools[c.alias[path]])
+		line := indent + connector(i == n) + listedSignature(t, c.tools[c.alias[path]])
 		if d := firstLine(c.tools[c.alias[path]].Description); d != "" {
 			line += "  # " + d
 		}
@@ -125,7 +157,7 @@ func connector(last bool) string {
 
 // toolHelp is help(ns.tool): the signature line (with the full path),
 // the description, the parameters' own descriptions, and where the JSON
-// Schemas are.
+// Schemas are (how to call a tool, or start it as a task, is the guide's).
 func toolHelp(path string, t *sdk.ToolInfo) string {
 	var b strings.Builder
 	b.WriteString(Signature(path, t) + "\n")
@@ -138,8 +170,7 @@ func toolHelp(path string, t *sdk.ToolInfo) string {
 			b.WriteString("  " + d + "\n")
 		}
 	}
-	b.WriteString("\nCall it as " + path + "(...), or " + path + ".task(...) for a background Task; " +
-		"sbx.inspect(" + pyString(path) + ") gives the JSON Schemas of its parameters and output.")
+	b.WriteString("\nJSON Schemas: sbx.inspect(" + pyString(path) + ").")
 	return b.String()
 }
 

@@ -100,7 +100,7 @@ func TestPolicyAllowDeny(t *testing.T) {
 				if found := r.search(t.Context(), short); len(found) != 0 {
 					t.Errorf("search(%q) finds a refused tool: %v", short, found)
 				}
-				if doc, _ := r.help(t.Context(), "gh"); strings.Contains(doc.(string), short[strings.LastIndex(short, ".")+1:]+"()") {
+				if doc, _ := r.help(t.Context(), "gh", false); strings.Contains(doc.(string), short[strings.LastIndex(short, ".")+1:]+"()") {
 					t.Errorf("help(gh) shows %s:\n%s", path, doc)
 				}
 				if got := r.inspect(t.Context(), []string{path}); !cmp.Equal(got[path], map[string]string{"error": "'" + path + "' not found"}) {

@@ -322,11 +322,11 @@ func (r *Router) ServeSandbox(ctx context.Context, method string, params json.Ra
 		}
 		return r.dir(ctx, p.Path)
 	case "help":
-		var p pathParams
+		var p helpParams
 		if err := json.Unmarshal(params, &p); err != nil {
 			return nil, pyErr("ValueError", "bad help request: %v", err)
 		}
-		return r.help(ctx, p.Path)
+		return r.help(ctx, p.Path, p.Full)
 	default:
 		return nil, pyErr("NotImplementedError", "the host serves no %q requests", method)
 	}
@@ -334,6 +334,13 @@ func (r *Router) ServeSandbox(ctx context.Context, method string, params json.Ra
 
 type pathParams struct {
 	Path string `json:"path"`
+}
+
+// helpParams is help(ns, full=False): full asks for a namespace's whole
+// description (an MCP server's instructions).
+type helpParams struct {
+	Path string `json:"path"`
+	Full bool   `json:"full"`
 }
 
 // lookup splits a Python path into its namespace and the rest.

@@ -172,7 +172,7 @@ func TestHookRefusal(t *testing.T) {
 func TestHelpTree(t *testing.T) {
 	t.Parallel()
 	r, _ := echoRouter(t, Options{})
-	got, err := r.help(t.Context(), "echo")
+	got, err := r.help(t.Context(), "echo", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,16 +189,16 @@ Methods:
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("tree (-want +got):\n%s", diff)
 	}
-	doc, _ := r.help(t.Context(), "echo.say")
+	doc, _ := r.help(t.Context(), "echo.say", false)
 	wantDoc := map[string]string{"tool": `echo.say(text: str = None, times: int = None) -> str
 
 Says it.
 
-Call it as echo.say(...), or echo.say.task(...) for a background Task; sbx.inspect('echo.say') gives the JSON Schemas of its parameters and output.`}
+JSON Schemas: sbx.inspect('echo.say').`}
 	if diff := cmp.Diff(wantDoc, doc); diff != "" {
 		t.Errorf("tool doc (-want +got):\n%s", diff)
 	}
-	if sub, _ := r.help(t.Context(), "echo.deep.er"); !strings.HasPrefix(sub.(string), "Description: Deeper.") {
+	if sub, _ := r.help(t.Context(), "echo.deep.er", false); !strings.HasPrefix(sub.(string), "Description: Deeper.") {
 		t.Errorf("nested namespace doc: %v", sub)
 	}
 	if names, _ := r.dir(t.Context(), "echo.deep"); !cmp.Equal(names, []string{"er", "ping"}) {
@@ -417,12 +417,55 @@ func (d *dynBridge) Describe(context.Context) (*sdk.Description, error) {
 	return &sdk.Description{Tools: d.tools()}, nil
 }
 
+// help(ns) shows a long description (an MCP bridge's, with the server's
+// instructions) cut to its first paragraph, with a line that says how many lines are left
+// and how to read them; help(ns, full=True) shows it whole. A short one
+// is whole either way. A long default value is "..." in the lists.
+func TestHelpLongDescription(t *testing.T) {
+	t.Parallel()
+	intro := "MCP server \"docs\": 1 tool."
+	instructions := "# Server instructions\n\n" + strings.Repeat("- Always check the roots first before any call.\n", 15) + "- Last line."
+	r := New(Options{})
+	r.Add(t.Context(), "docs", "mcp", &fakeBridge{desc: &sdk.Description{Description: intro + "\n\n" + instructions,
+		Tools: []sdk.ToolInfo{{Name: "read", Description: "Reads a page.", Params: []string{"page", "site"},
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"page":{"type":"integer","default":1},` +
+				`"site":{"type":"string","default":"https://docs.example.com/reference/latest/"}}}`)}}}})
+	short, err := serve(t, r, "help", `{"path":"docs"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	_ = json.Unmarshal([]byte(short), &got)
+	want := "Description: " + intro + "\n(17 more lines: help(docs, full=True))\n\n" +
+		"Methods:\n└── read(page: int = 1, site: str = ...)  # Reads a page."
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("help(docs) (-want +got):\n%s", diff)
+	}
+	long, err := serve(t, r, "help", `{"path":"docs","full":true}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = json.Unmarshal([]byte(long), &got)
+	if !strings.Contains(got, instructions+"\n\nMethods:\n└── read(page: int = 1, site: str = ...)") || strings.Contains(got, "full=True") {
+		t.Errorf("help(docs, full=True):\n%s", got)
+	}
+	// A long default shows as "..." in the lists of signatures, whole in
+	// help(ns.tool).
+	if got, _ := r.help(t.Context(), "docs.read", false); !strings.HasPrefix(got.(map[string]string)["tool"],
+		"docs.read(page: int = 1, site: str = 'https://docs.example.com/reference/latest/')\n\nReads a page.") {
+		t.Errorf("help(docs.read): %v", got)
+	}
+	if got := r.Signatures(t.Context(), 0); !strings.Contains(got, `    def read(page: int = 1, site: str = ...): """Reads a page."""`) {
+		t.Errorf("Signatures:\n%s", got)
+	}
+}
+
 // A bridge with no tools still answers help (with its description) and dir.
 func TestEmptyNamespace(t *testing.T) {
 	t.Parallel()
 	r := New(Options{})
 	r.Add(t.Context(), "down", "mcp", &fakeBridge{desc: &sdk.Description{Description: "The server is not reachable."}})
-	if got, _ := r.help(t.Context(), "down"); got != "Description: The server is not reachable.\n\nNo tools." {
+	if got, _ := r.help(t.Context(), "down", false); got != "Description: The server is not reachable.\n\nNo tools." {
 		t.Errorf("help: %q", got)
 	}
 	if got, err := serve(t, r, "dir", `{"path":"down"}`); err != nil || got != "[]" {

@@ -23,7 +23,21 @@ import (
 // type is left out when the output schema names none. help() uses it, as
 // sbx.inspect does (its "signature"); name is what the line starts with (a
 // tool's name, or its dotted path).
-func Signature(name string, t *sdk.ToolInfo) string {
+func Signature(name string, t *sdk.ToolInfo) string { return signature(name, t, 0) }
+
+// maxListedDefault bounds a default value in the lists of signatures
+// (help(ns), describe_tools = "signatures"): a longer one shows as
+// "= ...", as in a Python stub; help(ns.tool) shows it.
+const maxListedDefault = 32
+
+// listedSignature is Signature for a list of tools: long defaults as "...".
+func listedSignature(name string, t *sdk.ToolInfo) string {
+	return signature(name, t, maxListedDefault)
+}
+
+// signature renders the line; a default longer than maxDefault characters
+// (0: no bound) is written "...".
+func signature(name string, t *sdk.ToolInfo, maxDefault int) string {
 	var s struct {
 		Properties map[string]json.RawMessage `json:"properties"`
 		Required   []string                   `json:"required"`
@@ -44,7 +58,11 @@ func Signature(name string, t *sdk.ToolInfo) string {
 			}
 			parts = append(parts, "*"+annotated(p, typ))
 		case prop.Default != nil:
-			parts = append(parts, annotated(p, pyType(prop))+" = "+pyLiteral(prop.Default))
+			def := pyLiteral(prop.Default)
+			if maxDefault > 0 && len(def) > maxDefault {
+				def = "..."
+			}
+			parts = append(parts, annotated(p, pyType(prop))+" = "+def)
 		case slices.Contains(s.Required, p):
 			parts = append(parts, annotated(p, pyType(prop)))
 		default:

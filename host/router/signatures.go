@@ -53,7 +53,7 @@ func (r *Router) Signatures(ctx context.Context, budgetTokens int) string {
 		wroteHead := false
 		for i, py := range paths {
 			t := c.tools[c.alias[py]]
-			line := "    def " + Signature(py, t) + ":"
+			line := "    def " + listedSignature(py, t) + ":"
 			if d := firstLine(t.Description); d != "" {
 				line += ` """` + strings.ReplaceAll(d, `"""`, `'''`) + `"""`
 			} else {

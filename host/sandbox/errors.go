@@ -23,7 +23,8 @@ const (
 	// deadline, so the process was killed and restarted (state lost).
 	ErrorTypeTimeout = "TimeoutError"
 	// ErrorTypeCrash: the sandbox process died (killed, out of memory, a
-	// fatal runtime error) and was restarted (state lost).
+	// fatal runtime error), or was killed because an interrupted execution
+	// did not stop within the grace period, and was restarted (state lost).
 	ErrorTypeCrash = "SandboxCrashed"
 	// ErrorTypeResultTooLarge: the execution's result was over
 	// max_result_size (or max_message_size) and was not returned.

@@ -4,7 +4,6 @@ package sandbox_test
 // reachable from it), and check the outcome on both sides.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -222,30 +221,12 @@ except ValueError as e:
 	}
 }
 
-// syncBuffer is a log destination safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // What the guest writes to stderr is logged under sandbox.guest at one
 // level, escaped, rate-limited: it cannot write an ERROR line, a fake level
 // prefix or control characters into the host's log.
 func TestGuestStderrInTheLog(t *testing.T) {
 	t.Parallel()
-	var buf syncBuffer
+	var buf testenv.SyncBuffer
 	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Trace, Output: &buf})
 	sb := start(t, sandbox.Options{Logger: log})
 	run(t, sb, `import js

@@ -138,3 +138,46 @@ func TestInterruptAtStart(t *testing.T) {
 		t.Errorf("an execution after idle interrupts: %v", got)
 	}
 }
+
+// An execution that does not stop when interrupted (it swallows every
+// KeyboardInterrupt) has its sandbox killed once the grace period after
+// the interrupt is over, long before its deadline: its error says that it
+// did not stop on the interrupt and the sandbox was killed and restarted
+// (not that it timed out), and the next execution runs on a fresh one.
+func TestInterruptRunaway(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	restarts := make(chan string, 8)
+	sb := start(t, sandbox.Options{Workspace: ws, Grace: time.Second, OnRestart: func(cause string) { restarts <- cause }})
+	run(t, sb, "kept = 'yes'")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		waitFile(t, filepath.Join(ws, "running"))
+		sb.Interrupt()
+	}()
+	r := runTimeout(t, sb, `open("running", "w").close()
+while True:
+    try:
+        while True: pass
+    except BaseException:
+        pass`, execTimeout)
+	<-done
+	const want = "Execution was interrupted and did not stop within 1s of the interrupt, so the sandbox was killed; " +
+		"it was restarted and all state was lost."
+	if r.Error == nil || r.Error.Type != sandbox.ErrorTypeCrash || r.Error.Message != want {
+		t.Fatalf("the runaway's result: output %s, error %+v; want %s: %s", r.Output, r.Error, sandbox.ErrorTypeCrash, want)
+	}
+	wantError(t, run(t, sb, "kept"), "NameError", "kept")
+	if got := output(t, run(t, sb, "6 * 7")); got != 42.0 {
+		t.Errorf("the execution after the restart: %v", got)
+	}
+	select {
+	case cause := <-restarts:
+		if cause != "interrupt" {
+			t.Errorf("restart cause %q, want interrupt", cause)
+		}
+	default:
+		t.Error("no restart was reported")
+	}
+}

@@ -300,7 +300,7 @@ out`)
 // would call on them makes the runner stop (the host restarts it).
 func TestJSChannel(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs testenv.SyncBuffer
 	calls := &recordingHandler{}
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, "forged.txt"), []byte("old"), 0o644) // before: see TestGuestStdoutForgery

@@ -34,12 +34,13 @@ type Handler interface {
 // Reasons the host killed a process, reported in the error of the
 // execution that was running (or in the note of the next one).
 const (
-	killTimeout  = "timeout"  // an execution did not stop when interrupted
-	killMemory   = "memory"   // above the hard memory limit
-	killClose    = "close"    // the sandbox was closed
-	killRunaway  = "runaway"  // a callback blocked the sandbox between executions
-	killFatal    = "fatal"    // the interpreter failed fatally
-	killProtocol = "protocol" // the sandbox broke the protocol
+	killTimeout   = "timeout"   // an execution did not stop when interrupted at its deadline
+	killInterrupt = "interrupt" // an execution did not stop within the grace period of an interrupt
+	killMemory    = "memory"    // above the hard memory limit
+	killClose     = "close"     // the sandbox was closed
+	killRunaway   = "runaway"   // a callback blocked the sandbox between executions
+	killFatal     = "fatal"     // the interpreter failed fatally
+	killProtocol  = "protocol"  // the sandbox broke the protocol
 )
 
 // interruptPipe is where the watchdog thread of the runner reads interrupt

@@ -237,14 +237,7 @@ func TestKeyboardInterruptCatchable(t *testing.T) {
 	}
 }
 
-// waitFor polls cond until it holds, with a deadline. Call it from the
-// test's goroutine (it fails the test with Fatalf).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	if !poll(cond) {
-		t.Fatalf("timed out waiting for %s", what)
-	}
-}
+var waitFor = testenv.WaitFor
 
 // poll polls cond until it holds or a deadline passes, and says which.
 func poll(cond func() bool) bool {

@@ -1,11 +1,15 @@
 package sandbox_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/parselbox/parselbox/host/sandbox"
 	"github.com/parselbox/parselbox/internal/testenv"
@@ -122,19 +126,8 @@ func TestColdBoot(t *testing.T) {
 // leaves the shared snapshot alone (no removal, no rebuild).
 func TestBootFailureKeepsSnapshot(t *testing.T) {
 	t.Parallel()
-	cache := testenv.CacheDir(t)
-	start(t, sandbox.Options{CacheDir: cache}).Close() // the snapshot exists
-	snaps := snapshots(t, cache)
-	if len(snaps) != 1 {
-		t.Fatalf("snapshots: %v", snaps)
-	}
-	before, _ := os.Stat(snaps[0])
-
-	rt, err := sandbox.FindRuntime(testenv.Runtime(t).Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = sandbox.Start(t.Context(), sandbox.Options{Runtime: rt, CacheDir: cache, Workspace: "/proc/1", Logger: testenv.Logger(t)})
+	cache, rt, unchanged := sharedSnapshot(t)
+	_, err := sandbox.Start(t.Context(), sandbox.Options{Runtime: rt, CacheDir: cache, Workspace: "/proc/1", Logger: testenv.Logger(t)})
 	if err == nil {
 		t.Fatal("a sandbox started with /proc/1 as its workspace")
 	}
@@ -142,8 +135,125 @@ func TestBootFailureKeepsSnapshot(t *testing.T) {
 		strings.Contains(msg, "snapshot") || strings.Contains(msg, "[object Object]") {
 		t.Errorf("error: %v", err)
 	}
-	after, err := os.Stat(snaps[0])
-	if err != nil || !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+	if err := unchanged(); err != nil {
 		t.Errorf("the snapshot was removed or rebuilt: %v", err)
 	}
+}
+
+// sharedSnapshot makes sure that the tests' shared cache holds the
+// snapshot; it returns the cache, the runtime, and a check that the
+// snapshot is still that file, unmodified: neither removed nor rebuilt.
+func sharedSnapshot(t *testing.T) (string, *sandbox.Runtime, func() error) {
+	t.Helper()
+	cache := testenv.CacheDir(t)
+	start(t, sandbox.Options{CacheDir: cache}).Close() // the snapshot exists
+	snaps := snapshots(t, cache)
+	if len(snaps) != 1 {
+		t.Fatalf("snapshots: %v", snaps)
+	}
+	before, err := os.Stat(snaps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := sandbox.FindRuntime(testenv.Runtime(t).Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cache, rt, func() error {
+		after, err := os.Stat(snaps[0])
+		switch {
+		case err != nil:
+			return err
+		case !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()):
+			return fmt.Errorf("%s is another file, or was modified", snaps[0])
+		}
+		return nil
+	}
+}
+
+// TestKilledWhileRestoringKeepsSnapshot: a sandbox process SIGKILLed while
+// it loads the snapshot (by an operator, the OOM killer) says nothing about
+// the snapshot, which other sandboxes may be using: the start fails, saying
+// the process was killed, the snapshot is neither marked unusable (rebuilt)
+// nor removed, and the next start boots from it.
+func TestKilledWhileRestoringKeepsSnapshot(t *testing.T) {
+	t.Parallel()
+	cache, rt, unchanged := sharedSnapshot(t)
+
+	// The sandbox's process is killed as soon as it exists: before it
+	// said it restored the snapshot (it is found by its workspace, which
+	// is its own, on its command line).
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed := make(chan int, 1)
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if pid := processWith("--allow-write=", ws); pid != 0 {
+				if syscall.Kill(pid, syscall.SIGKILL) == nil {
+					killed <- pid
+					return
+				}
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	sb, err := sandbox.Start(t.Context(), sandbox.Options{Runtime: rt, CacheDir: cache, Workspace: ws, Logger: testenv.Logger(t)})
+	close(stop)
+	if err == nil {
+		sb.Close()
+		t.Fatal("the sandbox started though its process was killed while it restored the snapshot")
+	}
+	select {
+	case <-killed:
+	default:
+		t.Fatalf("the start failed before its process was killed: %v", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "killed by signal 9") || strings.Contains(msg, "snapshot") {
+		t.Errorf("error: %v (want the kill, not the snapshot, named)", err)
+	}
+	if err := unchanged(); err != nil {
+		t.Fatalf("the snapshot was removed or rebuilt after the kill: %v", err)
+	}
+
+	next := start(t, sandbox.Options{CacheDir: cache, Workspace: ws})
+	if !next.Ready().Snapshot {
+		t.Error("the next start did not boot from the snapshot")
+	}
+	if got := output(t, run(t, next, "6 * 7")); got != 42.0 {
+		t.Errorf("the next start: %v", got)
+	}
+	if err := unchanged(); err != nil {
+		t.Errorf("the next start rebuilt the snapshot: %v", err)
+	}
+}
+
+// processWith is the id of a process whose command line has an argument
+// that is prefix followed by a comma-separated list of paths holding path
+// (as Deno's --allow-write), or 0.
+func processWith(prefix, path string) int {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		for arg := range strings.SplitSeq(string(cmdline), "\x00") {
+			if list, ok := strings.CutPrefix(arg, prefix); ok && slices.Contains(strings.Split(list, ","), path) {
+				return pid
+			}
+		}
+	}
+	return 0
 }

@@ -86,7 +86,7 @@ type Options struct {
 	// BootTimeout bounds a start. Zero means 60 s.
 	BootTimeout time.Duration
 	// OnRestart, if set, is told why the process ended each time it ended
-	// unexpectedly and is restarted: "timeout", "memory", "runaway",
+	// unexpectedly and is restarted: "timeout", "interrupt", "memory", "runaway",
 	// "fatal", "protocol" or "crash".
 	OnRestart func(cause string)
 	// NoSnapshot boots cold, without the memory snapshot (for measurements).
@@ -185,6 +185,10 @@ type Supervisor struct {
 	running  *process   // the process running an execution, if any
 	runID    int64      // that execution's request id
 	note     string     // for the next execution: what happened since the last
+
+	// runInterrupted hears of Interrupt() calls for that execution: it
+	// must stop within Grace, or the process is killed.
+	runInterrupted chan struct{}
 }
 
 // Start boots a sandbox and waits until it is ready.
@@ -604,11 +608,12 @@ func (s *Supervisor) execOn(ctx context.Context, p *process, code string, timeou
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		s.running, s.runID = nil, 0
+		s.running, s.runID, s.runInterrupted = nil, 0, nil
 		s.mu.Unlock()
 	}()
 	out, _ := ctx.Value(outputKey{}).(func(stream, text string))
 	params.Stream = out != nil
+	interrupts := make(chan struct{}, 1)
 	id, ch, err := p.callWith("exec", params, func(id int64) {
 		if out != nil {
 			p.output.Store(&outputSink{id: id, fn: out})
@@ -617,7 +622,7 @@ func (s *Supervisor) execOn(ctx context.Context, p *process, code string, timeou
 		// runner's watchdog keeps an interrupt for an execution that has
 		// not begun, which then begins with KeyboardInterrupt).
 		s.mu.Lock()
-		s.runID = id
+		s.runID, s.runInterrupted = id, interrupts
 		s.mu.Unlock()
 	})
 	if err != nil {
@@ -662,11 +667,20 @@ func (s *Supervisor) execOn(ctx context.Context, p *process, code string, timeou
 			p.kill(killTimeout)
 			hardDeadline = nil
 		case <-graceDeadline:
-			p.kill(killTimeout)
+			// Interrupted (by Interrupt or the context), it did not stop:
+			// not a timeout, whatever the runner's deadline.
+			p.killWith(killInterrupt, fmtSeconds(s.opts.Grace))
 			graceDeadline = nil
+		case <-interrupts:
+			if graceDeadline == nil {
+				graceDeadline = time.After(s.opts.Grace)
+			}
+			interrupts = nil
 		case <-done:
 			p.interrupt(id)
-			graceDeadline = time.After(s.opts.Grace)
+			if graceDeadline == nil {
+				graceDeadline = time.After(s.opts.Grace)
+			}
 			done, interrupted = nil, true
 		}
 	}
@@ -724,6 +738,10 @@ func (s *Supervisor) lost(p *process, timeout time.Duration) *Result {
 		e = Error{Type: ErrorTypeTimeout, Message: fmt.Sprintf(
 			"Execution timed out after %s and did not stop when interrupted; "+
 				"the sandbox was restarted and all state was lost.", fmtSeconds(timeout))}
+	case killInterrupt:
+		e = Error{Type: ErrorTypeCrash, Message: fmt.Sprintf(
+			"Execution was interrupted and did not stop within %s of the interrupt, so the sandbox was killed; "+
+				"it was restarted and all state was lost.", detail)}
 	case killMemory:
 		e = Error{Type: "MemoryError", Message: fmt.Sprintf(
 			"The sandbox exceeded its memory limit (%d MB) and was killed; "+
@@ -776,13 +794,20 @@ func fmtSeconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
 }
 
-// Interrupt raises KeyboardInterrupt in the running execution, if any.
+// Interrupt raises KeyboardInterrupt in the running execution, if any. An
+// execution that does not stop within Grace (it swallows the interrupt, or
+// JS or WASM code keeps the thread) has its sandbox killed and restarted,
+// and its error says so.
 func (s *Supervisor) Interrupt() {
 	s.mu.Lock()
-	p, id := s.running, s.runID
+	p, id, interrupted := s.running, s.runID, s.runInterrupted
 	s.mu.Unlock()
 	if p != nil && id != 0 {
 		p.interrupt(id)
+		select {
+		case interrupted <- struct{}{}:
+		default: // told already
+		}
 	}
 }
 

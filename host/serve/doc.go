@@ -1,7 +1,8 @@
 // Package serve serves a sandbox's workspace as a live web app, from the Go
 // host (the sandbox process opens no port):
 //
-//   - static files from /workspace (index.html for a directory), with
+//   - static files from /workspace (index.html for a directory, or a page
+//     listing its files when it has none), with
 //     content types; a path that leaves it, or names a hidden file, is
 //     refused; HTML pages get window.pbx and live reload;
 //   - /files/<name>: the sandbox's input files;

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"io/fs"
 	"mime"
@@ -15,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -374,8 +376,8 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request, req *Request) {
 	writeJSON(w, status, body)
 }
 
-// cleanPath turns a URL path into a path under a root, or "" when it
-// leaves the root or names a hidden file.
+// cleanPath turns a URL path into a path under a root ("." for the root
+// itself), or "" when it leaves the root or names a hidden file.
 func cleanPath(p string) string {
 	if strings.Contains(p, "\\") || strings.ContainsRune(p, 0) {
 		return ""
@@ -386,14 +388,17 @@ func cleanPath(p string) string {
 		}
 	}
 	c := strings.TrimLeft(path.Clean("/"+p), "/")
-	if c == "" || c == "." {
-		return "index.html"
+	if c == "" {
+		return "."
 	}
 	return c
 }
 
 func (s *Server) file(w http.ResponseWriter, r *http.Request, root *os.Root, p string, flat bool) {
 	name := cleanPath(p)
+	if flat && name == "." {
+		name = "index.html"
+	}
 	if flat && strings.Contains(name, "/") {
 		name = ""
 	}
@@ -407,8 +412,13 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request, root *os.Root, p s
 			http.Redirect(w, r, r.URL.Path+"/", http.StatusFound)
 			return
 		}
+		dir := name
 		name = path.Join(name, "index.html")
 		fi, err = root.Stat(name)
+		if errors.Is(err, fs.ErrNotExist) && !flat {
+			s.dirIndex(w, root, dir)
+			return
+		}
 	}
 	if err != nil || !fi.Mode().IsRegular() {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) && !strings.Contains(err.Error(), "escapes") {
@@ -441,6 +451,48 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request, root *os.Root, p s
 		return
 	}
 	http.ServeContent(w, r, "", fi.ModTime(), f)
+}
+
+// dirIndex is the page of a directory without an index.html: what it
+// holds (hidden files left out), each a link, and at the root the
+// greeting a page written there replaces. It is a page as served (live
+// reload): the browser shows an index.html once the code writes one.
+func (s *Server) dirIndex(w http.ResponseWriter, root *os.Root, dir string) {
+	f, err := root.Open(dir)
+	if err != nil {
+		errorJSON(w, http.StatusNotFound, "File not found")
+		return
+	}
+	entries, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		errorJSON(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	title := "/" + strings.TrimPrefix(dir+"/", "./")
+	var b strings.Builder
+	b.WriteString("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>" + html.EscapeString(title) + "</title></head><body>")
+	if dir == "." {
+		b.WriteString("<h1>hello from parselbox!</h1><p>No index.html in /workspace yet; write one and this page shows it.</p>")
+	} else {
+		b.WriteString("<h1>" + html.EscapeString(title) + "</h1><p><a href=\"../\">../</a></p>")
+	}
+	b.WriteString("<ul>")
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		if e.IsDir() {
+			name += "/"
+		}
+		b.WriteString(`<li><a href="` + html.EscapeString((&url.URL{Path: "./" + name}).EscapedPath()) + `">` + html.EscapeString(name) + "</a></li>")
+	}
+	b.WriteString("</ul></body></html>")
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Write([]byte(s.page(b.String())))
 }
 
 // page is an HTML file as served: window.pbx (same origin), the assets

@@ -161,6 +161,47 @@ def boom(params):
 	if string(r.Output) != "1" {
 		t.Errorf("state after one POST: %s", r.Output)
 	}
+
+	// A directory without an index.html lists what it holds (not its
+	// hidden files), as a served page; the root greets as well, until the
+	// code writes an index.html there; one with an index.html shows it.
+	exec(t, sb, `import os
+os.remove("index.html")
+os.makedirs("site", exist_ok=True)
+open("site/index.html", "w").write("<p>the site</p>")
+open("sub/a b.txt", "w").write("x")`)
+	for _, tc := range []struct {
+		path      string
+		want, not []string
+	}{
+		{"/", []string{"hello from parselbox!", `<a href="./app.ts">app.ts</a>`, `<a href="./sub/">sub/</a>`, `EventSource("/_live")`}, []string{".secret", ".parselbox"}},
+		{"/sub/", []string{`<a href="./a%20b.txt">a b.txt</a>`, `<a href="./data.json">data.json</a>`, `<a href="../">../</a>`}, []string{"hello from parselbox!"}},
+		{"/sub", []string{`<a href="./data.json">data.json</a>`}, nil}, // redirected to /sub/
+		{"/site/", []string{"<p>the site</p>"}, []string{"<ul>"}},
+	} {
+		r := do(t, "GET", base+tc.path, nil, nil)
+		if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
+			t.Errorf("GET %s: %d %s %s", tc.path, r.status, r.header.Get("Content-Type"), r.body)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(r.body, w) {
+				t.Errorf("GET %s: no %q in %s", tc.path, w, r.body)
+			}
+		}
+		for _, n := range tc.not {
+			if strings.Contains(r.body, n) {
+				t.Errorf("GET %s: %q in %s", tc.path, n, r.body)
+			}
+		}
+	}
+	exec(t, sb, `open("index.html", "w").write("<p>written</p>")`)
+	if r := do(t, "GET", base+"/", nil, nil); r.status != 200 || !strings.Contains(r.body, "<p>written</p>") || strings.Contains(r.body, "hello from parselbox!") {
+		t.Errorf("GET / once index.html is written: %d %s", r.status, r.body)
+	}
+	if r := do(t, "GET", base+"/files/", nil, nil); r.status != 404 {
+		t.Errorf("GET /files/ (input files are not listed): %d %s", r.status, r.body)
+	}
 }
 
 // A page elsewhere cannot drive the API; one with the token (a view) can.

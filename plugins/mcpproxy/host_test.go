@@ -105,6 +105,9 @@ func TestHost(t *testing.T) {
 		`"parselbox" in globals()`:                                          false, // the loopback guard: left out
 		`[n for n in sbx.info()["context"]["namespaces"] if "mcp" in n]`:    []any{"everything.* (mcp)", "go_test.* (mcp)"},
 		`sbx.search("Echoes back")["everything (mcp)"][0]["path"]`:          "everything.echo",
+		// help(ns) leaves the server's long instructions to full=True.
+		`[s in help(everything) for s in ("13 tools", "help(everything, full=True)", "Easter Egg", "└── trigger_long_running_operation(")]`: []any{true, true, false, true},
+		`"Easter Egg" in help(everything, full=True)`: true,
 	} {
 		diff(t, code, want, value(code))
 	}

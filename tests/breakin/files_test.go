@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/internal/testenv"
 )
 
 // fileTarget is a sandbox with every kind of directory, and host files
@@ -17,7 +18,7 @@ import (
 type fileTarget struct {
 	base, ws, ro, rw, in, secret string
 	sb                           *host.Sandbox
-	logs                         *logBuffer
+	logs                         *testenv.SyncBuffer
 }
 
 const (

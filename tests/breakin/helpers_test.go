@@ -1,7 +1,6 @@
 package breakin
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/host/hosttest"
 	"github.com/parselbox/parselbox/internal/testenv"
 )
 
@@ -33,68 +33,22 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// logBuffer collects a host's log lines, for assertions on what reached
-// the log (and at which level).
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // newSandbox starts a host sandbox for t with the test runtime; its log
 // goes to the returned buffer.
-func newSandbox(t *testing.T, cfg host.Config) (*host.Sandbox, *logBuffer) {
+func newSandbox(t *testing.T, cfg host.Config) (*host.Sandbox, *testenv.SyncBuffer) {
 	t.Helper()
-	cfg.RuntimeDir = testenv.Runtime(t).Dir
-	if cfg.CacheDir == "" {
-		cfg.CacheDir = testenv.CacheDir(t)
-	}
-	logs := &logBuffer{}
+	logs := &testenv.SyncBuffer{}
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "breakin", Level: hclog.Debug, Output: logs})
 	}
-	sb, err := host.New(t.Context(), cfg)
-	if err != nil {
-		t.Fatalf("host.New: %v", err)
-	}
-	t.Cleanup(func() { sb.Close() })
-	return sb, logs
+	return hosttest.New(t, cfg), logs
 }
 
-// run executes code; a failure of Execute itself (not a Python exception)
-// fails the test: whatever the guest does, the host answers.
-func run(t *testing.T, sb *host.Sandbox, code string) *host.Result {
-	t.Helper()
-	r, err := sb.Execute(t.Context(), code)
-	if err != nil {
-		t.Fatalf("Execute: %v", err)
-	}
-	return r
-}
-
-// value is the result's output decoded; a Python exception fails the test.
-func value(t *testing.T, r *host.Result) any {
-	t.Helper()
-	if r.Error != nil {
-		t.Fatalf("unexpected %s: %s\n%s", r.Error.Type, r.Error.Message, r.Error.Traceback)
-	}
-	var v any
-	if err := json.Unmarshal(r.Output, &v); err != nil {
-		t.Fatalf("output %s: %v", r.Output, err)
-	}
-	return v
-}
+// run executes code and value decodes its output: see package hosttest.
+var (
+	run   = hosttest.Run
+	value = hosttest.Value
+)
 
 // str is the result's output as a string.
 func str(t *testing.T, r *host.Result) string {

@@ -1,9 +1,7 @@
 package breakin
 
 import (
-	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -33,18 +31,7 @@ func startServer(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.RunHTTP(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	return "http://" + ln.Addr().String() + mcpserver.Path
+	return testenv.Serve(t, srv.RunHTTP) + mcpserver.Path
 }
 
 type bearerTransport struct{ token string }
@@ -89,18 +76,7 @@ func TestHTTPServer(t *testing.T) {
 	endpoint := startServer(t)
 	post := func(header map[string]string, body string) int {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		for k, v := range header {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
+		return testenv.PostStatus(t, endpoint, header, body)
 	}
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 	auth := "Bearer " + serverToken

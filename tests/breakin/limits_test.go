@@ -1,13 +1,16 @@
 package breakin
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/internal/testenv"
 )
 
 // TestTimeAndMemory runs away with time and memory: each attempt must end
@@ -92,7 +95,7 @@ func TestCrashRecovery(t *testing.T) {
 func TestBetweenExecutions(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
-	sb, _ := newSandbox(t, host.Config{OutputDir: ws, Timeout: 2 * time.Second, WorkspaceQuota: 1})
+	sb, logs := newSandbox(t, host.Config{OutputDir: ws, Timeout: 2 * time.Second, WorkspaceQuota: 1})
 	size := func() int64 {
 		var n int64
 		filepath.WalkDir(ws, func(_ string, d os.DirEntry, _ error) error {
@@ -103,7 +106,7 @@ func TestBetweenExecutions(t *testing.T) {
 		})
 		return n
 	}
-	for _, c := range []struct{ name, code string }{
+	for i, c := range []struct{ name, code string }{
 		{"call_later re-arming", `
 import asyncio, itertools
 n = itertools.count()
@@ -111,7 +114,7 @@ def tick():
     try:
         open(f"/workspace/tick{next(n)}", "wb").write(b"x" * 100_000)
     except OSError:
-        pass
+        refused()
     asyncio.get_event_loop().call_later(0.02, tick)
 tick()`},
 		{"task", `
@@ -122,7 +125,7 @@ async def loop():
         try:
             open(f"/workspace/tick{next(n)}", "wb").write(b"x" * 100_000)
         except OSError:
-            pass
+            refused()
         await asyncio.sleep(0.02)
 asyncio.ensure_future(loop())`},
 		{"js setInterval", `
@@ -133,15 +136,27 @@ def tick():
     try:
         open(f"/workspace/tick{next(n)}", "wb").write(b"x" * 100_000)
     except OSError:
-        pass
+        refused()
 js.setInterval(create_proxy(tick), 20)`},
 	} {
 		t.Run(c.name+" held to the quota", func(t *testing.T) {
 			for _, e := range must(os.ReadDir(ws)) {
 				os.RemoveAll(filepath.Join(ws, e.Name()))
 			}
-			run(t, sb, c.code)
-			time.Sleep(1500 * time.Millisecond)
+			// The callbacks say once, on stderr (the host's log), that the
+			// quota refused them a write: then they have tried to go past it.
+			// Each subtest's callbacks call a function of their own: those of
+			// an earlier one may still run.
+			said := "quota refused a write: " + c.name
+			refused := fmt.Sprintf("refused_%d", i)
+			run(t, sb, fmt.Sprintf(`
+import js
+def %[1]s(said=[]):
+    if not said:
+        said.append(1)
+        js.console.error(%[2]q)
+`, refused, said)+strings.ReplaceAll(c.code, "refused()", refused+"()"))
+			waitLog(t, logs, said)
 			if n := size(); n > 1<<20 {
 				t.Errorf("callbacks wrote %d bytes between executions, past the quota of 1 MB", n)
 			}
@@ -155,25 +170,27 @@ for task in asyncio.all_tasks(): task.cancel()`)
 		})
 	}
 	t.Run("spinning callback", func(t *testing.T) {
-		run(t, sb, `import asyncio
+		run(t, sb, `import asyncio, js
 def spin():
+    js.console.error("spinning callback spins")
     while True: pass
 asyncio.get_event_loop().call_later(0.1, spin)`)
-		time.Sleep(500 * time.Millisecond)
+		waitLog(t, logs, "spinning callback spins")
 		r := run(t, sb, "6 * 7")
 		if r.Error != nil || string(r.Output) != "42" {
 			t.Errorf("the execution after a spinning callback: %s", resultText(r))
 		}
 	})
 	t.Run("spinning callback that swallows interrupts", func(t *testing.T) {
-		run(t, sb, `import asyncio
+		run(t, sb, `import asyncio, js
 def spin():
+    js.console.error("swallowing callback spins")
     while True:
         try:
             while True: pass
         except BaseException: pass
 asyncio.get_event_loop().call_later(0.1, spin)`)
-		time.Sleep(500 * time.Millisecond)
+		waitLog(t, logs, "swallowing callback spins")
 		r := run(t, sb, "6 * 7")
 		if r.Error != nil || string(r.Output) != "42" {
 			t.Errorf("the execution after a runaway callback: %s", resultText(r))
@@ -183,14 +200,22 @@ asyncio.get_event_loop().call_later(0.1, spin)`)
 		run(t, sb, `import js
 from pyodide.ffi import create_proxy
 def spin():
+    js.console.error("spinning timer spins")
     while True: pass
 js.setTimeout(create_proxy(spin), 100)`)
-		time.Sleep(500 * time.Millisecond)
+		waitLog(t, logs, "spinning timer spins")
 		r := run(t, sb, "6 * 7")
 		if r.Error != nil || string(r.Output) != "42" {
 			t.Errorf("the execution after a spinning timer: %s", resultText(r))
 		}
 	})
+}
+
+// waitLog waits until the sandbox's log has a guest line with text (what
+// the guest wrote with js.console.error).
+func waitLog(t *testing.T, logs *testenv.SyncBuffer, text string) {
+	t.Helper()
+	testenv.WaitFor(t, "the guest's line "+strconv.Quote(text)+" in the log", func() bool { return strings.Contains(logs.String(), text) })
 }
 
 // TestBigResults returns and prints more than the limits allow: a clear

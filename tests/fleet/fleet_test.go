@@ -34,25 +34,8 @@ type host struct {
 	name   string
 	addr   string // host:port
 	cmd    *exec.Cmd
-	stderr *buffer
+	stderr *testenv.SyncBuffer
 	exited chan error
-}
-
-type buffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *buffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *buffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // binary is bin/parselbox (make build), or $PARSELBOX_BIN.
@@ -73,7 +56,7 @@ func startHost(t *testing.T, name string) *host {
 		"--runtime-dir", testenv.Runtime(t).Dir, "--cache-dir", testenv.CacheDir(t),
 		"--pool-size", "0", "--max-sessions", "25", "--drain-timeout", "3m", "--timeout", "120",
 		"--env", "FLEET_HOST="+name)
-	h := &host{name: name, cmd: cmd, stderr: &buffer{}, exited: make(chan error, 1)}
+	h := &host{name: name, cmd: cmd, stderr: &testenv.SyncBuffer{}, exited: make(chan error, 1)}
 	cmd.Stderr = h.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -174,7 +157,7 @@ func startHAProxy(t *testing.T, hosts []*host) string {
 	for i, h := range hosts {
 		cmd.Env = append(cmd.Env, fmt.Sprintf("PARSELBOX_%d=%s", i+1, h.addr))
 	}
-	log := &buffer{}
+	log := &testenv.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -58,7 +58,7 @@ function compile(fs: HostFS, path: string): WebAssembly.Module {
   const key = root.target + "/" + rel;
   const hit = cache.get(key);
   if (hit && hit.size === st.size && hit.mtimeMs === st.mtimeMs) return hit.module;
-  let bytes: Uint8Array;
+  let bytes: Uint8Array<ArrayBuffer>;
   try {
     const fd = fs.open(root, rel, nodefs.constants.O_RDONLY);
     try {

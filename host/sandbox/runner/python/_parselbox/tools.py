@@ -215,31 +215,33 @@ class Task:
         return f"<Task {self.id} {self.name} [{st['state']}] {st['elapsed']}s{suffix}>"
 
 
-def _help_text(path):
-    header = (
-        f"Namespace '{path}' (its tools run on the host): {path}.tool(...), or {path}.tool.task(...) "
-        f"for a background Task; help({path}.tool) for one tool."
-    )
+def _help_text(path, full=False):
     try:
-        doc = host_call("help", {"path": path})
+        doc = host_call("help", {"path": path, "full": full})
     except Exception:
-        return header
+        return (
+            f"Namespace '{path}' (its tools run on the host): {path}.tool(...), or {path}.tool.task(...) "
+            f"for a background Task; help({path}.tool) for one tool."
+        )
     if _isinstance(doc, dict):
         return doc.get("tool", doc)
-    return header + "\n\n" + doc if doc else header
+    return doc
 
 
-def help(obj=None):
+def help(obj=None, full=False):
     """help() returns the guide to this sandbox; help(ns) the namespace's
-    description and the tree of its tools, each with its signature; help(ns.tool)
-    the tool's signature line (parameters, types, defaults), then its
-    description (sbx.inspect gives the JSON Schemas); help(anything else) its
-    docstring (help(bash), help(js), help(require), help(display), help(api),
-    help(Task)), without its indentation. It returns; it never prints."""
+    description and the tree of its tools, each with its signature and
+    summary (a long description, such as an MCP server's instructions, is
+    cut to its first paragraphs: help(ns, full=True) shows all of it);
+    help(ns.tool) the tool's signature line (parameters, types, defaults),
+    then its description (sbx.inspect gives the JSON Schemas); help(anything
+    else) its docstring (help(bash), help(js), help(require), help(display),
+    help(api), help(Task)), without its indentation. It returns; it never
+    prints."""
     if obj is None:
         return host_call("call", {"path": "sbx.help", "args": [], "kwargs": {}})
     if _isinstance(obj, Namespace):
-        return _help_text(obj._pbx_path)
+        return _help_text(obj._pbx_path, full)
     doc = getattr(obj, "__doc__", None)
     return _cleandoc(doc) if _isinstance(doc, _str) else doc
 
