@@ -68,6 +68,12 @@ type Config struct {
 	// AllowNet lists the only "host:port" pairs the sandbox may reach when
 	// Network is false.
 	AllowNet []string `koanf:"allow_net"`
+	// CAFile is a PEM file of CA certificates that HTTPS in the sandbox
+	// (fetch, and urllib, requests, httpx over it) trusts besides the
+	// built-in roots, for servers of a private CA; the network rules still
+	// decide what the sandbox may reach. The host's package downloads trust
+	// it too.
+	CAFile string `koanf:"ca_file" file:"path"`
 
 	// Memory caps the sandbox's Python heap, in MB.
 	Memory int `koanf:"memory" want:"a whole number of MB from 1 to 4096 (the 32-bit WebAssembly limit)"`

@@ -168,6 +168,11 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 		*l.bytes = int64(l.mb) << 20 // Validate refused negative values
 	}
 	opts.AllowNet = cfg.AllowNet
+	if cfg.CAFile != "" {
+		if opts.CAFile, err = caFile(cfg.CAFile); err != nil {
+			return opts, err
+		}
+	}
 	if err := s.confine(&opts); err != nil {
 		return opts, err
 	}

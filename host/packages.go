@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,6 +49,18 @@ func (s *Sandbox) installPackages(ctx context.Context, opts *sandbox.Options) er
 		return fmt.Errorf("package directory: %w", err)
 	}
 	opts.Packages = &sandbox.Packages{Dir: store.SiteDir(), Runtime: cfg.AllowRuntimePackages}
+	if cfg.PackageIndex != "" {
+		// micropip's index is the configuration's, not PyPI.
+		simple, lock, err := store.MicropipIndex(ctx, s.pkgSource)
+		if err != nil {
+			return configErrorf("package_index: %w", err)
+		}
+		opts.Packages.Micropip = &sandbox.Micropip{IndexURLs: []string{}, Lock: lock}
+		if simple != "" {
+			// (micropip appends "/NAME/")
+			opts.Packages.Micropip.IndexURLs = []string{strings.TrimSuffix(simple, "/")}
+		}
+	}
 	python = s.withoutStdlib(opts, python)
 	if len(python) == 0 {
 		return nil
@@ -149,7 +160,11 @@ func (s *Sandbox) packageStore(opts *sandbox.Options) (*packages.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &packages.Store{Dir: abs, Client: http.DefaultClient, Log: s.log.Named("packages")}, nil
+	client, err := packageClient(opts.CAFile)
+	if err != nil {
+		return nil, err
+	}
+	return &packages.Store{Dir: abs, Client: client, Log: s.log.Named("packages")}, nil
 }
 
 // runtimePackages installs, before an execution, the modules code imports

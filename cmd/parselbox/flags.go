@@ -44,6 +44,7 @@ func newSandboxFlags(fs *pflag.FlagSet) *configFlags {
 	fs.Bool("network", false, "give the sandbox the whole network")
 	f.keys["network"] = "network"
 	f.list("allow-net", "allow_net", "let the sandbox reach `HOST:PORT` (repeatable)")
+	f.string("ca-file", "ca_file", "", "PEM `file` of CA certificates HTTPS in the sandbox (and package downloads) trusts besides the built-in roots")
 	f.list("packages", "packages", "install a Python package, a wheel, or npm:NAME[@VERSION] for require() before the first execution: `PKG` (repeatable)")
 	f.string("package-dir", "package_dir", "", "`dir`ectory where the host keeps downloaded packages (default: under the cache dir)")
 	f.string("package-index", "package_index", "", "Pyodide package index, a `URL or dir`ectory holding pyodide-lock.json (default: the official one)")

@@ -2,6 +2,7 @@ package packages
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -333,4 +334,35 @@ func (s *Store) loadIndex(ctx context.Context, src Source) (ix *index, simple st
 		return nil, "", fmt.Errorf("package index %s: %w", base, err)
 	}
 	return &index{lock: l, base: base}, "", nil
+}
+
+// MicropipIndex is what micropip in the sandbox uses in place of its
+// defaults (PyPI, and Pyodide's own lock) when the configuration names a
+// package index: a simple index's URL (micropip downloads from it, under
+// the sandbox's network rules), or a Pyodide index's lock packages (JSON:
+// name → entry; micropip asks the host for those, as it asks Pyodide for
+// the packages of its distribution). Both are empty without an index.
+func (s *Store) MicropipIndex(ctx context.Context, src Source) (simpleURL string, lock []byte, err error) {
+	if src.Index == "" {
+		return "", nil, nil
+	}
+	ix, simple, err := s.loadIndex(ctx, src)
+	if err != nil {
+		return "", nil, err
+	}
+	if simple != "" {
+		return simple, nil, nil
+	}
+	pkgs := make(map[string]LockPackage, len(ix.lock.Packages))
+	for k, p := range ix.lock.Packages {
+		if p.Imports == nil {
+			p.Imports = []string{}
+		}
+		if p.Depends == nil {
+			p.Depends = []string{}
+		}
+		pkgs[k] = p // (file names as they are: the host fetches them)
+	}
+	b, err := json.Marshal(pkgs)
+	return "", b, err
 }

@@ -370,10 +370,11 @@ type initNPM struct {
 // initPackages are the host's packages: directories under PackagesPath
 // that go on sys.path.
 type initPackages struct {
-	Paths   []string `json:"paths"`
-	Libs    []string `json:"libs,omitempty"` // on LD_LIBRARY_PATH
-	Runtime bool     `json:"runtime,omitempty"`
-	Preload []string `json:"preload,omitempty"` // imported before the snapshot
+	Paths    []string  `json:"paths"`
+	Libs     []string  `json:"libs,omitempty"` // on LD_LIBRARY_PATH
+	Runtime  bool      `json:"runtime,omitempty"`
+	Micropip *Micropip `json:"micropip,omitempty"`
+	Preload  []string  `json:"preload,omitempty"` // imported before the snapshot
 }
 
 // initRoot is a host directory the sandbox sees at Target.

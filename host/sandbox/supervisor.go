@@ -101,6 +101,9 @@ type Options struct {
 	// node_modules directory inside it), readable by the sandbox's Deno
 	// only (not a root: Python does not see it); empty: none.
 	NPMDir string
+	// CAFile is a PEM file of CA certificates the sandbox's fetch trusts
+	// besides the built-in roots (Deno's --cert); empty: none.
+	CAFile string
 }
 
 // PackagesPath is where the sandbox sees the host's unpacked packages.
@@ -123,6 +126,19 @@ type Packages struct {
 	// shared library packages) that the dynamic loader searches
 	// (LD_LIBRARY_PATH) when an extension module needs one.
 	Libs []string
+	// Micropip replaces micropip's defaults in the sandbox when the
+	// configuration names a package index (nil: PyPI and Pyodide's lock).
+	Micropip *Micropip
+}
+
+// Micropip is micropip's package index in the sandbox.
+type Micropip struct {
+	// IndexURLs are its default index_urls: a simple index's URL, or none
+	// (a Pyodide index is not one).
+	IndexURLs []string `json:"index_urls"`
+	// Lock are the packages (name → pyodide-lock.json entry) micropip asks
+	// the host for, in place of Pyodide's distribution; nil: Pyodide's.
+	Lock json.RawMessage `json:"lock,omitempty"`
 }
 
 // Defaults for the zero values of Options.
@@ -294,6 +310,7 @@ func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 		read:     []string{s.runnerDir, interruptPipe},
 		network:  o.Network,
 		allowNet: o.AllowNet,
+		caFile:   o.CAFile,
 	}
 	quota := o.WorkspaceQuota
 	if quota < 0 {
@@ -328,7 +345,7 @@ func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 		Paths:      initPaths{CacheDir: o.CacheDir},
 	}
 	if pk := o.Packages; pk != nil {
-		init.Packages = &initPackages{Paths: slices.Clone(pk.Paths), Libs: slices.Clone(pk.Libs), Runtime: pk.Runtime}
+		init.Packages = &initPackages{Paths: slices.Clone(pk.Paths), Libs: slices.Clone(pk.Libs), Runtime: pk.Runtime, Micropip: pk.Micropip}
 	}
 	for _, f := range pyodideFiles {
 		init.Paths.PyodideFiles = append(init.Paths.PyodideFiles, filepath.Join(o.Runtime.Pyodide, f))
@@ -360,6 +377,9 @@ func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 		// host's: Landlock does not govern pipes.
 		c.Read = slices.Concat(slices.DeleteFunc(slices.Clone(perms.read), func(p string) bool { return p == interruptPipe }),
 			[]string{o.Runtime.Pyodide, o.Runtime.Modules})
+		if o.CAFile != "" { // read by Deno as it starts
+			c.Read = append(c.Read, o.CAFile)
+		}
 		c.Write, c.Network, c.AllowNet, c.MemoryMB = perms.write, o.Network, o.AllowNet, o.HardMemoryMB
 		c.Private = []string{"DENO_DIR"} // its own copy of Deno's caches
 		jail = &c
@@ -941,6 +961,7 @@ type permissions struct {
 	read, write []string
 	network     bool
 	allowNet    []string
+	caFile      string // CA certificates fetch trusts besides the built-in roots
 }
 
 // denoArgs is the command line: the narrowest permissions that work
@@ -965,6 +986,9 @@ func denoArgs(rt *Runtime, runnerDir string, perms permissions, memoryMB int) []
 		args = append(args, "--allow-net="+strings.Join(perms.allowNet, ","))
 	default:
 		args = append(args, "--deny-net")
+	}
+	if perms.caFile != "" {
+		args = append(args, "--cert="+perms.caFile)
 	}
 	args = append(args, "--deny-env", "--deny-run", "--deny-ffi", "--deny-sys")
 	// gc() for the runner: it collects boot's garbage before the first

@@ -42,7 +42,13 @@ interface InitParams {
   namespaces?: unknown[];
   paths?: { pyodide_files: string[]; cache_dir?: string }; // the runtime's own files
   // the host's packages, under /lib/packages; preload: imported before the snapshot
-  packages?: { paths: string[]; libs?: string[]; runtime?: boolean; preload?: string[] };
+  packages?: {
+    paths: string[];
+    libs?: string[];
+    runtime?: boolean;
+    preload?: string[];
+    micropip?: { index_urls: string[]; lock?: Record<string, unknown> }; // micropip's index: the host's
+  };
   npm?: { dir: string }; // the host's npm packages (node_modules), read-only: features/js.ts
 }
 

@@ -16,6 +16,7 @@ import errno
 import http.client
 import io
 import json
+import socket
 
 from pyodide.ffi import to_js
 
@@ -171,6 +172,15 @@ if hasattr(http.client, "HTTPSConnection"):
 
     class HTTPSConnection(_FetchConnection, http.client.HTTPSConnection):
         _pbx_scheme = "https"
+
+        # http.client's own __init__ calls super(HTTPSConnection, self),
+        # naming the module's class, which is this one once installed: it
+        # would run again. fetch does the TLS (its certificate checks), so
+        # the context is kept, unused.
+        def __init__(self, host, port=None, *, timeout=socket._GLOBAL_DEFAULT_TIMEOUT,
+                     source_address=None, context=None, blocksize=8192):
+            http.client.HTTPConnection.__init__(self, host, port, timeout, source_address, blocksize=blocksize)
+            self._context = context
 
     _classes["HTTPSConnection"] = HTTPSConnection
 

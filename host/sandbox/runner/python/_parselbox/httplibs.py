@@ -119,10 +119,31 @@ def _patch_micropip(micropip):
     """micropip installs packages of Pyodide's own distribution (those in
     its lock) with pyodide.loadPackage, which the sandbox does not have:
     the host installs them instead (allow_runtime_packages), from its
-    package index, or the error says how to declare them."""
+    package index, or the error says how to declare them.
+
+    When the host names a package index, it is micropip's too: a simple
+    index is its default index_urls (in place of PyPI; micropip downloads
+    from it under the network rules), a Pyodide index's lock its lock (in
+    place of Pyodide's distribution; the host installs those)."""
     compat = getattr(getattr(micropip, "_compat", None), "compatibility_layer", None)
     if compat is None:
         return
+    from .packages import _state
+
+    index = _state.micropip
+    if index is not None:
+        urls = [str(u) for u in index.get("index_urls") or []]
+        package_index = sys.modules.get("micropip.package_index")
+        if package_index is not None:
+            # (micropip searches its lock first only with its default
+            # index_urls: the host's are the default now)
+            package_index.DEFAULT_INDEX_URLS[:] = urls
+        manager = getattr(micropip, "_package_manager_singleton", None)
+        if manager is not None:
+            manager.index_urls = urls[:]
+        lock = index.get("lock")
+        if lock is not None:
+            compat.lockfile_packages = {k: dict(v) for k, v in lock.items()}
 
     async def loadPackage(names, *args, **kwargs):
         from .hostcall import start_call

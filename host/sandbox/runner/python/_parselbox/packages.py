@@ -19,6 +19,9 @@ ROOT = "/lib/packages"
 
 class _State:
     runtime = False
+    # micropip's index when the host names one: {"index_urls": [...],
+    # "lock": {name: entry}} (httplibs applies it as micropip is imported)
+    micropip = None
     libs = []  # the host's shared libraries' directories
     # Pyodide's own library path (/usr/lib and site-packages), from before
     # the session's environment replaced it.
@@ -97,6 +100,7 @@ def missing(code):
 def _configure(config):
     packages = config.get("packages") or {}
     _state.runtime = bool(packages.get("runtime"))
+    _state.micropip = packages.get("micropip")
     add_paths(packages.get("paths") or [])
     add_libs(packages.get("libs") or [])  # (session's start sets the variable)
 
