@@ -366,6 +366,11 @@ func (s *Sandbox) Info(ctx context.Context) (*sandbox.Info, error) {
 	return s.sb.Info(ctx)
 }
 
+// Warm does now the setup the sandbox would do shortly after boot, and
+// returns once it is done: for a sandbox started ahead of its first
+// execution (sandbox.Supervisor.Warm).
+func (s *Sandbox) Warm(ctx context.Context) error { return s.sb.Warm(ctx) }
+
 // Interrupt raises KeyboardInterrupt in the running execution, if any.
 func (s *Sandbox) Interrupt() { s.sb.Interrupt() }
 

@@ -405,3 +405,37 @@ func TestPool(t *testing.T) {
 		t.Errorf("sessions (-want +got):\n%s", diff)
 	}
 }
+
+// A pooled sandbox has done, before a session takes it, the setup the
+// sandbox defers past boot (just-bash's import, on a timer about when a
+// pooled sandbox meets its session), which the session's first executions
+// would otherwise wait behind; Info().Warm says it is done.
+func TestPoolHandsOverWarm(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, Options{Settings: with(func(s *Settings) { s.PoolSize = 1 })})
+	url := startHTTP(t, srv)
+	var pooled *host.Sandbox
+	waitFor(t, 2*time.Minute, "the pool to fill", func() bool {
+		srv.pool.mu.Lock()
+		defer srv.pool.mu.Unlock()
+		if len(srv.pool.ready) > 0 {
+			pooled = srv.pool.ready[0].sb
+		}
+		return pooled != nil
+	})
+	info, err := pooled.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !info.Warm {
+		t.Fatal("the pool holds a sandbox whose deferred setup has not run: a session's first execution would wait for it")
+	}
+	c, _ := newClient(nil)
+	cs, err := connectHTTP(t, url, "", c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := value(t, cs, `bash("echo hi")`); got != "hi\n" {
+		t.Errorf(`bash("echo hi") = %q`, got)
+	}
+}

@@ -38,7 +38,10 @@ func (b *box) close() error {
 type pool struct {
 	size int
 	boot func(context.Context) (*box, error)
-	log  hclog.Logger
+	// prime readies a sandbox booted ahead (warm, refill), not one a
+	// taker waits for.
+	prime func(context.Context, *box) error
+	log   hclog.Logger
 
 	mu      sync.Mutex
 	ready   []*box         // oldest first
@@ -48,8 +51,21 @@ type pool struct {
 	wg      sync.WaitGroup // boots in progress
 }
 
-func newPool(size int, boot func(context.Context) (*box, error), log hclog.Logger) *pool {
-	return &pool{size: size, boot: boot, log: log}
+func newPool(size int, boot func(context.Context) (*box, error), prime func(context.Context, *box) error, log hclog.Logger) *pool {
+	return &pool{size: size, boot: boot, prime: prime, log: log}
+}
+
+// bootAhead boots and primes a sandbox for a session to come.
+func (p *pool) bootAhead(ctx context.Context) (*box, error) {
+	b, err := p.boot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.prime(ctx, b); err != nil {
+		_ = b.close()
+		return nil, err
+	}
+	return b, nil
 }
 
 // warm boots the first sandbox and waits for it, so that a configuration
@@ -58,7 +74,7 @@ func (p *pool) warm(ctx context.Context) error {
 	if p.size == 0 {
 		return nil
 	}
-	b, err := p.boot(ctx)
+	b, err := p.bootAhead(ctx)
 	if err != nil {
 		return err
 	}
@@ -150,7 +166,7 @@ func (p *pool) refillLocked() {
 			defer p.wg.Done()
 			// Not cancelled on close, which waits for it instead: a boot
 			// is short, and one cut off would leave a process behind.
-			b, err := p.boot(context.Background())
+			b, err := p.bootAhead(context.Background())
 			p.mu.Lock()
 			p.booting--
 			p.mu.Unlock()

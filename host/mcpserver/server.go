@@ -87,7 +87,7 @@ func New(opts Options) (*Server, error) {
 		Draining:      s.Draining,
 		SandboxMemory: s.sandboxMemory,
 	})
-	s.pool = newPool(o.Settings.PoolSize, func(ctx context.Context) (*box, error) { return s.boot(ctx, true) }, s.log.Named("pool"))
+	s.pool = newPool(o.Settings.PoolSize, func(ctx context.Context) (*box, error) { return s.boot(ctx, true) }, s.prime, s.log.Named("pool"))
 	s.http = mcp.NewStreamableHTTPHandler(s.serverFor, &mcp.StreamableHTTPOptions{
 		Logger:              newSlog(s.log.Named("http")),
 		SessionTimeout:      o.Settings.IdleTimeout,
@@ -157,18 +157,31 @@ func (s *Server) boot(ctx context.Context, perSession bool) (*box, error) {
 	if serveSpan > 0 && s.servePort.Load() != 0 {
 		s.advanceServePort(sb.ServeURL(), serveSpan)
 	}
-	if perSession && len(s.opts.Config.Hooks) == 0 && !audited(s.opts.Config) {
+	return b, nil
+}
+
+// prime readies a sandbox booted ahead of its session (the pool's), while
+// no one waits for it; a session that waits for its boot (an empty pool)
+// gets it as booted, sooner.
+func (s *Server) prime(ctx context.Context, b *box) error {
+	// What the sandbox defers past boot (just-bash's import, on a timer
+	// about when a pooled sandbox meets its session), done now: the
+	// session's first executions would otherwise wait behind it. Not an
+	// execution: hooks and the audit trail see nothing.
+	if err := b.sb.Warm(ctx); err != nil {
+		return err
+	}
+	if len(s.opts.Config.Hooks) == 0 && !audited(s.opts.Config) {
 		// Code runs slowly at first after a snapshot restore: run some
 		// while the sandbox waits in the pool rather than in the session's
 		// first call. (Not with hooks of the embedder's, which would see
 		// an execution nobody asked for, nor with an audit trail, which
 		// would record one.)
-		if _, err := sb.Execute(ctx, warmUp); err != nil {
-			sb.Close()
-			return nil, fmt.Errorf("warming up the sandbox: %w", err)
+		if _, err := b.sb.Execute(ctx, warmUp); err != nil {
+			return fmt.Errorf("warming up the sandbox: %w", err)
 		}
 	}
-	return b, nil
+	return nil
 }
 
 // audited reports whether cfg keeps an audit trail.

@@ -827,6 +827,24 @@ type Info struct {
 	RuntimeReadable bool `json:"runtime_readable"`
 	Restarts        int  `json:"restarts"`
 	Snapshot        bool `json:"snapshot"`
+	// Warm reports that the setup the sandbox defers past boot (importing
+	// just-bash, shortly after ready) is done: see Warm.
+	Warm bool `json:"warm"`
+}
+
+// Warm has the sandbox do now the setup it otherwise defers until shortly
+// after boot (importing just-bash, 0.1-1 s of its main thread), and returns
+// once it is done. A sandbox booted ahead of its user (a pool's) calls it
+// so that the user's first executions do not wait behind that setup.
+func (s *Supervisor) Warm(ctx context.Context) error {
+	p, err := s.current(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := p.request(ctx, "warm", struct{}{}); err != nil {
+		return fmt.Errorf("warming the sandbox: %w", err)
+	}
+	return nil
 }
 
 // Info asks the sandbox about itself.

@@ -121,7 +121,7 @@ const limits: Limits = {
 };
 channel.maxMessage = limits.maxMessage;
 
-const hooks: Runtime["hooks"] = { interrupt: [], idleInterrupt: [], booting: [], begin: [], result: [] };
+const hooks: Runtime["hooks"] = { interrupt: [], idleInterrupt: [], booting: [], warm: [], begin: [], result: [] };
 let current: number | null = null;
 if (!init.make_snapshot) {
   await watchdog.start(

@@ -103,6 +103,11 @@ export interface Hooks {
   idleInterrupt: (() => number)[];
   /** The last steps of the boot, before the host is told it is ready. */
   booting: (() => void | Promise<void>)[];
+  /** Setup a feature defers past boot (run on a timer once idle), run now
+   * when the host asks (`warm`: a pooled sandbox, before a session takes
+   * it, whose first executions would otherwise wait for it). `done` tells
+   * whether it has run. */
+  warm: { run: () => Promise<void>; done: () => boolean }[];
   /** An execution begins. */
   begin: (() => void)[];
   /** An execution ended: a feature may add members to its result. */

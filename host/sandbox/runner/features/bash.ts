@@ -125,9 +125,15 @@ register({
       });
     };
 
-    const load = async () => {
-      justBash ??= await import(justBashURL);
-      shell ??= make();
+    let loading: Promise<void> | null = null;
+    const load = () => {
+      loading ??= (async () => {
+        justBash ??= await import(justBashURL);
+        shell ??= make();
+      })().finally(() => {
+        loading = null;
+      });
+      return loading;
     };
     // Imported ahead when the sandbox is idle after boot, so that the first
     // call does not wait; a call before that imports it itself.
@@ -141,6 +147,10 @@ register({
     };
     rt.hooks.booting.push(() => {
       setTimeout(preload, 500);
+    });
+    rt.hooks.warm.push({
+      run: () => load().catch((e) => rt.channel.log("warn", `importing just-bash: ${String(e?.message ?? e)}`)),
+      done: () => shell !== null,
     });
 
     // interrupted tells whether the execution was interrupted while the
