@@ -51,9 +51,13 @@ func (s *Sandbox) installPackages(ctx context.Context, opts *sandbox.Options) er
 	opts.Packages = &sandbox.Packages{Dir: store.SiteDir(), Runtime: cfg.AllowRuntimePackages}
 	if cfg.PackageIndex != "" {
 		// micropip's index is the configuration's, not PyPI.
+		// An index out of reach leaves micropip without one (nothing is
+		// looked up on PyPI either); the start goes on, as it does without
+		// micropip: packages are installed by the host, which says then
+		// what it could not reach.
 		simple, lock, err := store.MicropipIndex(ctx, s.pkgSource)
 		if err != nil {
-			return configErrorf("package_index: %w", err)
+			s.log.Warn("micropip gets no package index: the configured one could not be read", "package_index", cfg.PackageIndex, "error", err)
 		}
 		opts.Packages.Micropip = &sandbox.Micropip{IndexURLs: []string{}, Lock: lock}
 		if simple != "" {
