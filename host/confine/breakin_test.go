@@ -1,7 +1,6 @@
 package confine_test
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -11,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -91,27 +89,9 @@ func newTarget(t *testing.T) *target {
 	return tg
 }
 
-// logBuffer is a logger that writes through t and keeps what it wrote.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (tg *target) sandbox(t *testing.T, mode string, memory int) (*host.Sandbox, *logBuffer) {
+func (tg *target) sandbox(t *testing.T, mode string, memory int) (*host.Sandbox, *testenv.SyncBuffer) {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &testenv.SyncBuffer{}
 	sb, err := host.New(t.Context(), host.Config{
 		RuntimeDir: testenv.Runtime(t).Dir, CacheDir: testenv.CacheDir(t),
 		OutputDir:   tg.ws,
