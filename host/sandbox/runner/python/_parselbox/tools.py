@@ -69,6 +69,7 @@ class _Launcher:
 
 
 _TASKS = {}
+_TASK_IDS = set()  # every id given, for uniqueness
 
 
 class TaskStatus(dict):
@@ -112,7 +113,13 @@ class Task:
 
     def __init__(self, path, args, kwargs):
         root = path.split(".", 1)[0]
+        # Six hex digits collide among a thousand tasks a few times in a
+        # hundred: an id is never given twice in this interpreter (a task
+        # running, or one whose log file the host wrote).
         self.id = f"{root}_{os.urandom(3).hex()}"
+        while self.id in _TASK_IDS:
+            self.id = f"{root}_{os.urandom(3).hex()}"
+        _TASK_IDS.add(self.id)
         self.name = path
         self.logfile = f"/workspace/.parselbox/tasks/{self.id}.log"
         self._started = time.monotonic()
