@@ -128,8 +128,9 @@ proto:
 ## lint: gofmt, vet, the import boundaries (sdk/ and proto/ never import
 ## host/; internal/ imports nothing above it; plugins/ use sdk/ and proto/
 ## only) and the generated protobuf code in sync with bridge.proto
-## (needs protoc 3.21.12, as make proto does)
-lint:
+## (needs protoc 3.21.12, as make proto does), and deno check of the sandbox
+## runner with the pinned runtime, which it installs first
+lint: runtime
 	./.ci/lint
 
 ## fuzz: every fuzz target for FUZZTIME each (default 30s); plain go test
