@@ -454,9 +454,10 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request, root *os.Root, p s
 }
 
 // dirIndex is the page of a directory without an index.html: what it
-// holds (hidden files left out), each a link, and at the root the
-// greeting a page written there replaces. It is a page as served (live
-// reload): the browser shows an index.html once the code writes one.
+// holds (hidden files and names the server refuses left out), each a
+// link, and at the root the greeting a page written there replaces. It
+// is a page as served (live reload): the browser shows an index.html once
+// the code writes one.
 func (s *Server) dirIndex(w http.ResponseWriter, root *os.Root, dir string) {
 	f, err := root.Open(dir)
 	if err != nil {
@@ -481,7 +482,7 @@ func (s *Server) dirIndex(w http.ResponseWriter, root *os.Root, dir string) {
 	b.WriteString("<ul>")
 	for _, e := range entries {
 		name := e.Name()
-		if strings.HasPrefix(name, ".") {
+		if cleanPath(name) != name { // hidden, or a name the server refuses (a backslash)
 			continue
 		}
 		if e.IsDir() {

@@ -3,11 +3,13 @@ package serve_test
 import (
 	"bytes"
 	"encoding/json"
+	"html"
 	"io"
 	"mime/multipart"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -202,6 +204,90 @@ open("sub/a b.txt", "w").write("x")`)
 	if r := do(t, "GET", base+"/files/", nil, nil); r.status != 404 {
 		t.Errorf("GET /files/ (input files are not listed): %d %s", r.status, r.body)
 	}
+}
+
+// The guest names the files a directory listing shows (any byte but "/"
+// and NUL): a name that is
+// markup or a script URL is text and a link to that file, never a tag, an
+// attribute or a link elsewhere.
+func TestServeListingHostileNames(t *testing.T) {
+	t.Parallel()
+	sb := newServed(t, nil)
+	base := sb.ServeURL()
+	names := []string{
+		"<script>alert(1)",
+		`"><img src=x onerror=alert(1)>`,
+		"' onmouseover='alert(1)",
+		"javascript:alert(1)",
+		"a&amp;b",
+		"%2e%2e",
+		"?q=1#frag",
+		"<h1>owned",
+	}
+	// A name the server refuses (a backslash) is not listed: no link that
+	// cannot be followed.
+	unlisted := `\\evil.example`
+	code := "import os, json\nos.makedirs('d/<b>dir', exist_ok=True)\n" +
+		"for i, n in enumerate(json.loads(" + strconvQuote(append(names, unlisted)) + ")):\n" +
+		"    open('d/' + n, 'w').write('file %d' % i)\n" +
+		"    open('d/<b>dir/' + n, 'w').write('inner %d' % i)\n"
+	exec(t, sb, code)
+	for _, dir := range []struct{ path, content string }{
+		{"/d/", "file"},
+		{"/d/%3Cb%3Edir/", "inner"},
+	} {
+		r := do(t, "GET", base+dir.path, nil, nil)
+		if r.status != 200 {
+			t.Fatalf("GET %s: %d %s", dir.path, r.status, r.body)
+		}
+		for _, bad := range []string{"<script>alert", "<img", "onmouseover='", `href="javascript:`, `href="\\`, "<h1>owned", "<b>dir"} {
+			if strings.Contains(r.body, bad) {
+				t.Errorf("GET %s: the listing holds %q unescaped:\n%s", dir.path, bad, r.body)
+			}
+		}
+		links := hrefs(r.body)
+		if _, ok := links[unlisted]; ok {
+			t.Errorf("GET %s: %q is listed, but the server refuses it", dir.path, unlisted)
+		}
+		for i, n := range names {
+			href, ok := links[n]
+			if !ok {
+				t.Errorf("GET %s: no link shown as %q in %v", dir.path, n, links)
+				continue
+			}
+			if !strings.HasPrefix(href, "./") {
+				t.Errorf("GET %s: link to %q is %q, not relative to the directory", dir.path, n, href)
+				continue
+			}
+			want := dir.content + " " + strconv.Itoa(i)
+			if r := do(t, "GET", base+dir.path+href[2:], nil, nil); r.status != 200 || r.body != want {
+				t.Errorf("GET %s%s (the link to %q): %d %q, want %q", dir.path, href[2:], n, r.status, r.body, want)
+			}
+		}
+	}
+}
+
+// hrefs maps the text of each link in a listing, unescaped, to its href,
+// unescaped once as a browser reads the attribute.
+func hrefs(page string) map[string]string {
+	m := map[string]string{}
+	for _, part := range strings.Split(page, `<li><a href="`)[1:] {
+		href, rest, ok := strings.Cut(part, `">`)
+		if !ok {
+			continue
+		}
+		text, _, _ := strings.Cut(rest, "</a>")
+		m[html.UnescapeString(text)] = html.UnescapeString(href)
+	}
+	return m
+}
+
+func strconvQuote(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return strconv.Quote(string(b))
 }
 
 // A page elsewhere cannot drive the API; one with the token (a view) can.
