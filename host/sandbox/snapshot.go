@@ -16,6 +16,26 @@ import (
 // bootstrap, ~5 s on a quiet machine, 10 s or more under load.
 var snapshotBuildTimeout = 3 * time.Minute
 
+// snapshotMaxAge is how long a snapshot other than the one being built
+// stays in the cache: see pruneSnapshots.
+const snapshotMaxAge = 14 * 24 * time.Hour
+
+// pruneSnapshots removes, after a build, the snapshots in dir (and in its
+// packages folder) built more than snapshotMaxAge ago, except keep: those
+// of an older Pyodide or runner, and of package sets no longer declared.
+// Younger ones stay, as two parselbox versions sharing one cache directory
+// would otherwise remove each other's snapshot at every start. One still
+// in use that is removed is built again on its host's next start.
+func pruneSnapshots(dir, keep string) {
+	olds, _ := filepath.Glob(filepath.Join(dir, "pyodide-*.snap"))
+	pkgs, _ := filepath.Glob(filepath.Join(dir, "packages", "pkgs-*.snap"))
+	for _, old := range append(olds, pkgs...) {
+		if fi, err := os.Stat(old); err == nil && old != keep && time.Since(fi.ModTime()) > snapshotMaxAge {
+			_ = os.Remove(old)
+		}
+	}
+}
+
 // snapshotPath is where the snapshot for this runtime and runner lives;
 // with packages to preload, one per package set (the unpacked wheels'
 // directories, which name their checksums, and the modules imported).
@@ -32,8 +52,8 @@ func snapshotPath(cacheDir string, rt *Runtime, pk *Packages) string {
 // ensureSnapshot returns the path of the Pyodide memory snapshot, building it
 // first if it is missing. The snapshot is keyed by the Pyodide version and
 // the hash of the embedded runner and bootstrap, so a change to either makes
-// a new one; older snapshots are removed. Concurrent hosts take a file lock,
-// and one builds while the others wait.
+// a new one; old snapshots are pruned (pruneSnapshots). Concurrent hosts
+// take a file lock, and one builds while the others wait.
 //
 // With packages to preload (pk.Preload), the snapshot has them imported:
 // its process sees pk.Dir read-only at PackagesPath, as the sandboxes do.
@@ -120,15 +140,7 @@ func ensureSnapshot(ctx context.Context, log hclog.Logger, notify func(string), 
 	if err := os.Rename(tmp, path); err != nil {
 		return "", fmt.Errorf("building snapshot: %w", err)
 	}
-	// Older snapshots are for another Pyodide or runner: remove them.
-	// (Package snapshots stay: other package sets may use them.)
-	if olds, _ := filepath.Glob(filepath.Join(dir, "pyodide-*.snap")); len(olds) > 0 {
-		for _, old := range olds {
-			if old != path {
-				_ = os.Remove(old)
-			}
-		}
-	}
+	pruneSnapshots(filepath.Join(cacheDir, "snapshots"), path)
 	log.Info("built the Pyodide memory snapshot", "path", path, "duration", time.Since(start).Round(time.Millisecond))
 	if notify != nil {
 		notify(fmt.Sprintf("the Python runtime is ready (%s)", time.Since(start).Round(100*time.Millisecond)))

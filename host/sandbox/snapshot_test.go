@@ -32,8 +32,18 @@ func TestSnapshotLifecycle(t *testing.T) {
 	t.Parallel()
 	cache := t.TempDir()
 	os.MkdirAll(filepath.Join(cache, "snapshots"), 0o700)
+	// Of another version's snapshots, one built 15 days ago is removed, one
+	// built 13 days ago stays: another parselbox may share the cache.
 	stale := filepath.Join(cache, "snapshots", "pyodide-0.0.1-0123456789abcdef.snap")
-	os.WriteFile(stale, []byte("an old snapshot"), 0o600)
+	other := filepath.Join(cache, "snapshots", "pyodide-0.0.2-0123456789abcdef.snap")
+	os.MkdirAll(filepath.Join(cache, "snapshots", "packages"), 0o700)
+	stalePkgs := filepath.Join(cache, "snapshots", "packages", "pkgs-000000000000000000000000.snap")
+	for name, age := range map[string]time.Duration{stale: 15 * 24 * time.Hour, other: 13 * 24 * time.Hour, stalePkgs: 15 * 24 * time.Hour} {
+		os.WriteFile(name, []byte("an old snapshot"), 0o600)
+		if err := os.Chtimes(name, time.Now().Add(-age), time.Now().Add(-age)); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	var notes []string
 	note := func(m string) { notes = append(notes, m) } // called during Start only
@@ -45,9 +55,15 @@ func TestSnapshotLifecycle(t *testing.T) {
 	if !first.Ready().Snapshot {
 		t.Fatal("first start did not boot from the snapshot it built")
 	}
-	snaps := snapshots(t, cache)
+	snaps := slices.DeleteFunc(snapshots(t, cache), func(s string) bool { return s == other })
 	if len(snaps) != 1 || snaps[0] == stale {
 		t.Fatalf("snapshots after the build: %v (the stale one must be gone)", snaps)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another version's snapshot of 13 days: %v", err)
+	}
+	if _, err := os.Stat(stalePkgs); err == nil {
+		t.Error("a package snapshot of 15 days is still there")
 	}
 	built, _ := os.Stat(snaps[0])
 	first.Close()
