@@ -201,14 +201,17 @@ def _noting_denials(run):
     # (features/http.ts): only a failed execution asks, no call otherwise.
     async def run_noting_denials(code):
         result = await run(code)
-        if _type(result) is _tuple and result[1] is not None:  # (output, error): see execute.run
-            err = result[1]
-            addresses = _denied()
-            if addresses and "not allowed" not in err.get("message", ""):
-                err["message"] += (
-                    f" (during this execution, network access to {', '.join(addresses)} was refused: "
-                    "it is not allowed in the sandbox by the host's network rules)"
-                )
+        try:
+            if _type(result) is _tuple and result[1] is not None:  # (output, error): see execute.run
+                err = result[1]
+                addresses = _denied()
+                if addresses and "not allowed" not in err.get("message", ""):
+                    err["message"] += (
+                        f" (during this execution, network access to {', '.join(addresses)} was refused: "
+                        "it is not allowed in the sandbox by the host's network rules)"
+                    )
+        except BaseException:  # a late interrupt (the code has ended): the result stands
+            pass
         return result
 
     return run_noting_denials
