@@ -234,6 +234,22 @@ await t.wait(60)
 	if len(r.Files) != 0 {
 		t.Errorf("task log reported as a file: %v", r.Files)
 	}
+
+	// A task id is never given twice in an interpreter: a random draw that
+	// repeats one is drawn again (os.urandom made to repeat itself here).
+	r = exec(t, sb, `import os
+real, draws = os.urandom, [b"\0\0\1", b"\0\0\1", b"\0\0\1", b"\0\0\2"]
+os.urandom = lambda n: draws.pop(0) if draws else real(n)
+try:
+    a = mission.sleep.task(0.01)
+    b = mission.sleep.task(0.01)
+finally:
+    os.urandom = real
+await asyncio.gather(a, b)
+[a.id.rsplit("_", 1)[1], b.id.rsplit("_", 1)[1], draws]`)
+	if diff := cmp.Diff([]any{"000001", "000002", []any{}}, value(t, r)); diff != "" {
+		t.Errorf("task ids from repeating draws (-want +got):\n%s", diff)
+	}
 }
 
 func TestDiscovery(t *testing.T) {
