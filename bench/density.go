@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,6 +27,7 @@ var densityTargets = []target{
 	{"mem_per_session_mb", "", "≤ 120 MB", func(r results) bool { return r.v("mem_per_session_mb") <= 120 }},
 	{"exec_p99_ms_50_sessions", "", "≤ 30 ms", func(r results) bool { return r.v("exec_p99_ms_50_sessions") <= 30 }},
 	{"exec_p50_ms_50_sessions", "", "", nil},
+	{"exec_max_ms_50_sessions", "", "", nil},
 	{"session_pss_mb", "", "", nil},
 	{"session_pss_anon_mb", "", "", nil},
 	{"session_pss_file_mb", "", "", nil},
@@ -58,15 +61,16 @@ var densityTargets = []target{
 func measureDensity(ctx context.Context, b *bench) error {
 	runs := min(b.runs, 2) // each boots 50 sandboxes
 	for run := range runs {
-		fmt.Printf("%d sessions on one host, run %d of %d ...\n", densitySessions, run+1, runs)
-		if err := densityRun(ctx, b); err != nil {
+		fmt.Printf("%d sessions on one host, run %d of %d ...\n", b.densitySessions, run+1, runs)
+		if err := densityRun(ctx, b, run); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func densityRun(ctx context.Context, b *bench) error {
+func densityRun(ctx context.Context, b *bench, run int) error {
+	n := b.densitySessions
 	opts := b.mcpOptions(0)
 	opts.Settings.MaxSessions = 0
 	time.Sleep(2 * time.Second) // let what ran before settle
@@ -95,7 +99,7 @@ func densityRun(ctx context.Context, b *bench) error {
 	}()
 	url := "http://" + ln.Addr().String() + mcpserver.Path
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-	sessions := make([]*mcp.ClientSession, densitySessions)
+	sessions := make([]*mcp.ClientSession, n)
 	defer func() {
 		for _, cs := range sessions {
 			if cs != nil {
@@ -106,7 +110,7 @@ func densityRun(ctx context.Context, b *bench) error {
 	// Opened two at a time, as clients arriving together would.
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(2)
-	for i := range densitySessions {
+	for i := range n {
 		g.Go(func() error {
 			cs, err := client.Connect(gctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
 			if err != nil {
@@ -127,26 +131,26 @@ func densityRun(ctx context.Context, b *bench) error {
 	if err != nil {
 		return err
 	}
-	b.add("mem_per_session_mb", float64(before-after)/densitySessions)
+	b.add("mem_per_session_mb", float64(before-after)/float64(n))
 	selfAfter, _, _, err := pssOf(os.Getpid())
 	if err != nil {
 		return err
 	}
 
 	var pss, anon, file float64
-	var n int
+	var np int
 	for _, pid := range srv.SandboxPIDs() {
 		p, a, f, err := pssOf(pid)
 		if err != nil {
 			continue
 		}
-		pss, anon, file, n = pss+p, anon+a, file+f, n+1
+		pss, anon, file, np = pss+p, anon+a, file+f, np+1
 	}
-	if n > 0 {
-		b.add("session_pss_mb", pss/float64(n))
-		b.add("session_pss_anon_mb", anon/float64(n))
-		b.add("session_pss_file_mb", file/float64(n))
-		b.add("mem_per_session_pss_mb", (pss+selfAfter-selfBefore)/float64(n))
+	if np > 0 {
+		b.add("session_pss_mb", pss/float64(np))
+		b.add("session_pss_anon_mb", anon/float64(np))
+		b.add("session_pss_file_mb", file/float64(np))
+		b.add("mem_per_session_pss_mb", (pss+selfAfter-selfBefore)/float64(np))
 	}
 	pids := srv.SandboxPIDs()
 	cpu0 := cpuSeconds(pids)
@@ -154,12 +158,16 @@ func densityRun(ctx context.Context, b *bench) error {
 	b.add("idle_cpu_pct_50_sessions", (cpuSeconds(pids)-cpu0)/10*100)
 
 	var lat []float64
+	var all []sample
+	began := time.Now()
 	for round := range 10 {
 		for i, cs := range sessions {
+			at := time.Since(began)
 			d, err := callExec(ctx, cs, "1+1", `{"result":2}`)
 			if err != nil {
 				return fmt.Errorf("round %d, session %d: %w", round, i, err)
 			}
+			all = append(all, sample{run, round, i, ms(at), ms(d)})
 			if round > 0 { // the first round warms every sandbox up
 				lat = append(lat, ms(d))
 			}
@@ -167,10 +175,45 @@ func densityRun(ctx context.Context, b *bench) error {
 	}
 	b.add("exec_p99_ms_50_sessions", percentile(lat, 99))
 	b.add("exec_p50_ms_50_sessions", percentile(lat, 50))
+	b.add("exec_max_ms_50_sessions", slices.Max(lat))
+	if n != densitySessions {
+		fmt.Printf("  %d sessions, not %d: the *_50_sessions figures of this run are for %d\n", n, densitySessions, n)
+	}
+	slowest := slices.Clone(all[n:])
+	slices.SortFunc(slowest, func(a, b sample) int { return cmp.Compare(b.ms, a.ms) })
+	for _, s := range slowest[:min(8, len(slowest))] {
+		fmt.Printf("  slow exec: round %d, session %d, at %.0f ms: %.1f ms\n", s.round, s.session, s.at, s.ms)
+	}
+	if b.densitySamples != "" {
+		if err := writeSamples(b.densitySamples, all); err != nil {
+			return err
+		}
+	}
 	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Printf("  load average after the run: %s", la) // the machine may be shared
 	}
 	return nil
+}
+
+// A sample is one timed exec of part density.
+type sample struct {
+	run, round, session int
+	at, ms              float64 // start since the first round began, latency
+}
+
+// writeSamples appends samples to a CSV file (header when new).
+func writeSamples(path string, all []sample) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if st, err := f.Stat(); err == nil && st.Size() == 0 {
+		fmt.Fprintln(f, "run,round,session,at_ms,latency_ms")
+	}
+	for _, s := range all {
+		fmt.Fprintf(f, "%d,%d,%d,%.1f,%.2f\n", s.run, s.round, s.session, s.at, s.ms)
+	}
+	return f.Close()
 }
 
 // cpuSeconds is the CPU time (user and system) the processes used so far.

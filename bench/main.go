@@ -31,10 +31,13 @@ func main() {
 		runs       = flag.Int("runs", 5, "runs of every measurement with a target, to report its spread")
 		only       = flag.String("only", "", "measure only these parts, comma-separated: "+strings.Join(parts, ", "))
 		cpuprofile = flag.String("cpuprofile", "", "write a CPU profile of this process (the host side) to this file")
+		sessions   = flag.Int("density-sessions", densitySessions, "part density: the sessions one host holds (the targets are for 50; fewer for a quick look)")
+		samples    = flag.String("density-samples", "", "part density: write every exec's latency (run, round, session, start offset) to this CSV file")
 		without    = flag.String("confine-without", "", "part confine: leave out these kernel layers, comma-separated (landlock, landlock-net, seccomp, user, cgroup), to measure what each costs")
 	)
 	flag.Parse()
-	b := &bench{results: results{}, boots: *boots, execs: *execs, runs: max(*runs, 1), only: map[string]bool{}}
+	b := &bench{results: results{}, boots: *boots, execs: *execs, runs: max(*runs, 1), only: map[string]bool{},
+		densitySessions: max(*sessions, 1), densitySamples: *samples}
 	for _, l := range strings.Split(*without, ",") {
 		if l = strings.TrimSpace(l); l != "" {
 			b.confineWithout = append(b.confineWithout, l)
@@ -91,6 +94,10 @@ type bench struct {
 	only         map[string]bool // the parts to measure; empty: all
 	// confineWithout are the kernel layers part confine leaves out.
 	confineWithout []string
+	// densitySessions is how many sessions part density opens;
+	// densitySamples, if set, is where it writes every exec's latency.
+	densitySessions int
+	densitySamples  string
 }
 
 // A metric is one figure over the runs that measured it: each run gives

@@ -26,7 +26,7 @@ func TestDenoArgs(t *testing.T) {
 		"--allow-write=/ws",
 		"--deny-net",
 		"--deny-env", "--deny-run", "--deny-ffi", "--deny-sys",
-		"--v8-flags=--disallow-code-generation-from-strings,--expose-gc,--wasm-max-mem-pages=4096",
+		"--v8-flags=--disallow-code-generation-from-strings,--expose-gc,--no-wasm-deopt,--wasm-max-mem-pages=4096",
 		"/cache/runner-1/main.ts",
 	}
 	if diff := cmp.Diff(want, denoArgs(rt, "/cache/runner-1", perms, 256)); diff != "" {
