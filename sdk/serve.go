@@ -29,7 +29,10 @@ const LogLevelEnv = wire.LogLevelEnv
 // host stops it. Call it from main and do nothing else there: stdout
 // carries the plugin handshake, and logs go to stderr as JSON lines that the
 // host re-levels under its own logger. A binary started by hand (not by a
-// parselbox host) prints a notice and exits with status 1.
+// parselbox host) prints a notice and exits with status 1. The bridge's Go
+// code runs on one processor (GOMAXPROCS=1: fewer thread wakeups per call)
+// unless its environment sets GOMAXPROCS, which the host passes when the
+// bridge's env names it.
 func Serve(b BridgeServer) {
 	plugin.Serve(ServeConfig(b))
 }

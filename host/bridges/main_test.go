@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -112,6 +113,9 @@ func newTestBridge() *sdk.Bridge {
 	type none struct{}
 	sdk.AddTool(b, &sdk.Tool{Name: "echo"}, func(ctx context.Context, req *sdk.CallToolRequest, in map[string]any) (map[string]any, error) {
 		return in, nil
+	})
+	sdk.AddTool(b, &sdk.Tool{Name: "procs"}, func(ctx context.Context, req *sdk.CallToolRequest, in none) (int, error) {
+		return runtime.GOMAXPROCS(0), nil
 	})
 	sdk.AddTool(b, &sdk.Tool{Name: "env"}, func(ctx context.Context, req *sdk.CallToolRequest, in none) ([]string, error) {
 		env := os.Environ()

@@ -265,6 +265,25 @@ func TestEnvIsolation(t *testing.T) {
 	}
 }
 
+// TestOneProcessor checks that a bridge runs on one processor (GOMAXPROCS
+// 1) unless the host passes it GOMAXPROCS.
+func TestOneProcessor(t *testing.T) {
+	t.Setenv("GOMAXPROCS", "3") // read by the plugins started here, not by this process
+	m := newManager(t, bridges.Options{})
+	for name, tc := range map[string]struct {
+		env  []string
+		want string
+	}{
+		"default":          {want: "1"},
+		"GOMAXPROCS named": {env: []string{"GOMAXPROCS"}, want: "3"},
+	} {
+		b := start(t, m, "procs-"+strings.ReplaceAll(name, " ", "-"), config(t, nil, tc.env...))
+		if got := string(call(t, b, "procs", `{}`)); got != tc.want {
+			t.Errorf("%s: the plugin's GOMAXPROCS is %s, want %s", name, got, tc.want)
+		}
+	}
+}
+
 // TestPrivateSockets checks that a plugin's sockets (and the host's broker
 // sockets for callbacks) are in a directory only the host's user can enter.
 func TestPrivateSockets(t *testing.T) {

