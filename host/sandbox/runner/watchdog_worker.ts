@@ -7,7 +7,7 @@
 const STATE = 0, TICK = 1, REASON = 2, LOCK = 3, IDLE_EPOCH = 4, ACK = 5;
 const IDLE = 0, EXEC = 1, CONDEMNED = 2, BOOTING = 3;
 const TIMEOUT = 1, REQUESTED = 2, IDLE_LIMIT = 3;
-const RUN_ID = 0, PENDING_ID = 1, DEADLINE = 2;
+const RUN_ID = 0, PENDING_ID = 1, DEADLINE = 2, WAKE_AT = 3;
 
 let ctl: Int32Array;
 let big: BigInt64Array;
@@ -102,6 +102,7 @@ function check(): void {
     if (id !== watchedID) {
       watchedID = id;
       interruptedAt = 0;
+      self.postMessage({ beat: Number(id) }); // its heartbeat, from now on (watchdog.ts)
     }
     if (byteDue !== 0 && now >= byteDue) {
       byteDue = 0;
@@ -158,6 +159,10 @@ let timer: ReturnType<typeof setTimeout> | undefined;
 let timerAt = 0;
 
 // schedule sets the timer of the next check, sooner if need be.
+// The main thread reads when the next check is (WAKE_AT) after it marks an
+// execution begun, and tells this thread if the execution's deadline comes
+// first (watchdog.ts); this thread reads the state after it publishes that
+// time, so that an execution that began meanwhile is watched closely.
 function schedule(): void {
   const state = Atomics.load(ctl, STATE);
   if (state === CONDEMNED) return; // about to be killed: nothing to watch
@@ -172,6 +177,8 @@ function schedule(): void {
     check();
     schedule();
   }, delay);
+  Atomics.store(big, WAKE_AT, BigInt(at));
+  if (!fast && Atomics.load(ctl, STATE) === EXEC) schedule();
 }
 
 // onInterrupt acts on the host's request to interrupt execution `id`.
