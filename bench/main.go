@@ -32,9 +32,10 @@ func main() {
 		only       = flag.String("only", "", "measure only these parts, comma-separated: "+strings.Join(parts, ", "))
 		cpuprofile = flag.String("cpuprofile", "", "write a CPU profile of this process (the host side) to this file")
 		without    = flag.String("confine-without", "", "part confine: leave out these kernel layers, comma-separated (landlock, landlock-net, seccomp, user, cgroup), to measure what each costs")
+		layers     = flag.Bool("confine-layers", false, "part confine: also measure each layer's cost in the same rounds (a sandbox confined with all layers but that one, per layer)")
 	)
 	flag.Parse()
-	b := &bench{results: results{}, boots: *boots, execs: *execs, runs: max(*runs, 1), only: map[string]bool{}}
+	b := &bench{results: results{}, boots: *boots, execs: *execs, runs: max(*runs, 1), only: map[string]bool{}, confineLayers: *layers}
 	for _, l := range strings.Split(*without, ",") {
 		if l = strings.TrimSpace(l); l != "" {
 			b.confineWithout = append(b.confineWithout, l)
@@ -91,6 +92,8 @@ type bench struct {
 	only         map[string]bool // the parts to measure; empty: all
 	// confineWithout are the kernel layers part confine leaves out.
 	confineWithout []string
+	// confineLayers adds a sandbox per layer to part confine's exec runs.
+	confineLayers bool
 }
 
 // A metric is one figure over the runs that measured it: each run gives
