@@ -34,10 +34,11 @@ func main() {
 		sessions   = flag.Int("density-sessions", densitySessions, "part density: the sessions one host holds (the targets are for 50; fewer for a quick look)")
 		samples    = flag.String("density-samples", "", "part density: write every exec's latency (run, round, session, start offset) to this CSV file")
 		without    = flag.String("confine-without", "", "part confine: leave out these kernel layers, comma-separated (landlock, landlock-net, seccomp, user, cgroup), to measure what each costs")
+		layers     = flag.Bool("confine-layers", false, "part confine: also measure each layer's cost in the same rounds (a sandbox confined with all layers but that one, per layer)")
 	)
 	flag.Parse()
 	b := &bench{results: results{}, boots: *boots, execs: *execs, runs: max(*runs, 1), only: map[string]bool{},
-		densitySessions: max(*sessions, 1), densitySamples: *samples}
+		densitySessions: max(*sessions, 1), densitySamples: *samples, confineLayers: *layers}
 	for _, l := range strings.Split(*without, ",") {
 		if l = strings.TrimSpace(l); l != "" {
 			b.confineWithout = append(b.confineWithout, l)
@@ -98,6 +99,8 @@ type bench struct {
 	// densitySamples, if set, is where it writes every exec's latency.
 	densitySessions int
 	densitySamples  string
+	// confineLayers adds a sandbox per layer to part confine's exec runs.
+	confineLayers bool
 }
 
 // A metric is one figure over the runs that measured it: each run gives
