@@ -95,10 +95,11 @@ func ServeConfig(impl protocol.BridgeServer, logger hclog.Logger) *plugin.ServeC
 // network or subprocesses. With one processor, a call that arrives wakes one
 // thread, which reads it, runs the handler and writes the result; with
 // more, each handoff between gRPC's goroutines (reader, stream worker,
-// writer) wakes the thread of another processor: measured from Python on a
-// loaded 2-core machine, a plugin call's round trip took 0.07-0.15 ms less
-// (4 of 4 paired runs). Calls still run concurrently; only the parallelism
-// of Go code is bounded.
+// writer) may wake the thread of another processor. Measured from Python on
+// a 2-core machine, paired with the same plugin at GOMAXPROCS=2: a call's
+// round trip took 0.07-0.15 ms less under a load of 11-17 (4 of 4 runs),
+// and no measurable difference (-0.03 to +0.02 ms) under a load of 3-6.
+// Calls still run concurrently; only the parallelism of Go code is bounded.
 func oneProcessor() {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
