@@ -91,6 +91,17 @@
 // WebAssembly is wasm.ts (the loader, for every caller) and wasi.ts
 // (preview1 over the HostFS), reached through features/wasm.ts.
 //
+// # Density
+//
+// Many sandboxes share a host's cores and memory. python.ts restores the
+// snapshot without writing its zero pages (half of it), so they stay
+// unallocated; Deno runs with --no-wasm-deopt (CPython's indirect calls
+// otherwise made V8 deoptimize and recompile after every execution), and
+// once a sandbox is ready its V8 helper threads (background compilation,
+// concurrent GC) run at nice 19 (priority_linux.go), so that an execution
+// does not wait behind the other sandboxes' background work. The README's
+// "Running many hosts" has the measures.
+//
 // # Between executions
 //
 // What an execution leaves scheduled (asyncio tasks and callbacks, JS

@@ -403,6 +403,7 @@ func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 	if err != nil {
 		return nil, ReadyInfo{}, err
 	}
+	lowerHelperPriority(p.pid(), s.log)
 	go s.watch(p)
 	s.log.Debug("sandbox ready", "pid", p.pid(), "snapshot", info.Snapshot, "boot_ms", info.BootMS)
 	return p, info, nil
