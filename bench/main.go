@@ -23,6 +23,10 @@ import (
 )
 
 func main() {
+	if os.Getenv(noopEnv) != "" {
+		serveNoop()
+		return
+	}
 	var (
 		runtimeDir = flag.String("runtime", "", "runtime directory (default: $PARSELBOX_RUNTIME)")
 		out        = flag.String("out", "bench-results.json", "where to write the results")
@@ -290,7 +294,7 @@ func (b *bench) execRun(ctx context.Context, fl *floor, mc *mcpClients) error {
 	if mb, err := rssOf(fp.pid()); err == nil {
 		b.add("floor_rss_mb", float64(mb))
 	}
-	var ours, theirs, overHTTP, overStdio, pingHTTP, pingStdio []float64
+	var ours, theirs, overHTTP, overStdio, noop, pingHTTP, pingStdio []float64
 	var cpu0, floorCPU0 time.Duration
 	for i := range b.execs + 20 {
 		if i == 20 { // after the warm-up
@@ -321,6 +325,12 @@ func (b *bench) execRun(ctx context.Context, fl *floor, mc *mcpClients) error {
 				return fmt.Errorf("over stdio: %w", err)
 			}
 		}
+		var dn time.Duration
+		if mc.noop != nil {
+			if dn, err = callExec(ctx, mc.noop, "1+1", `{"result":2}`); err != nil {
+				return fmt.Errorf("no-op server over stdio: %w", err)
+			}
+		}
 		// The transports' own round trip, without the sandbox: a ping.
 		var ph, ps time.Duration
 		if ph, err = ping(ctx, mc.http); err != nil {
@@ -334,6 +344,7 @@ func (b *bench) execRun(ctx context.Context, fl *floor, mc *mcpClients) error {
 		if i >= 20 { // after a warm-up
 			ours, theirs = append(ours, ms(d1)), append(theirs, ms(d2))
 			overHTTP, overStdio = append(overHTTP, ms(dh)), append(overStdio, ms(ds))
+			noop = append(noop, ms(dn))
 			pingHTTP, pingStdio = append(pingHTTP, ms(ph)), append(pingStdio, ms(ps))
 		}
 	}
@@ -344,6 +355,10 @@ func (b *bench) execRun(ctx context.Context, fl *floor, mc *mcpClients) error {
 	b.add("mcp_minus_exec_p50_ms", percentile(minus(overHTTP, ours), 50))
 	if mc.stdio != nil {
 		b.add("mcp_stdio_minus_exec_p50_ms", percentile(minus(overStdio, ours), 50))
+	}
+	if mc.stdio != nil && mc.noop != nil {
+		b.add("mcp_stdio_noop_p50_ms", percentile(noop, 50))
+		b.add("mcp_stdio_own_p50_ms", percentile(minus(minus(overStdio, ours), noop), 50))
 	}
 	b.add("exec_p50_ms", percentile(ours, 50))
 	b.add("exec_p99_ms", percentile(ours, 99))

@@ -29,6 +29,32 @@ var mcpTargets = []target{
 	{"mcp_stdio_ping_p50_ms", "", "", nil},
 	{"mcp_minus_exec_p50_ms", "", "≤ 1 ms (paired)", func(r results) bool { return r.v("mcp_minus_exec_p50_ms") <= 1 }},
 	{"mcp_stdio_minus_exec_p50_ms", "", "≤ 0.5 ms (paired)", func(r results) bool { return r.v("mcp_stdio_minus_exec_p50_ms") <= 0.5 }},
+	{"mcp_stdio_noop_p50_ms", "", "", nil},
+	{"mcp_stdio_own_p50_ms", "", "", nil},
+}
+
+// noopEnv makes the bench binary serve the no-op MCP server (serveNoop)
+// instead of measuring.
+const noopEnv = "PARSELBOX_BENCH_NOOP_MCP"
+
+// serveNoop serves, over stdio as parselbox does (mcpserver.Stdio, one
+// thread: GOMAXPROCS=1 as parselbox over stdio), a go-sdk server whose
+// execute_code answers {"result":2} at once: what the go-sdk on both ends
+// and the process boundary cost a tool call, without Parselbox. Measured
+// beside execute_code over stdio (mcp_stdio_noop_p50_ms), it is the floor
+// of mcp_stdio_minus_exec_p50_ms that no change to Parselbox's server can
+// lower; mcp_stdio_own_p50_ms is the rest, per round: stdio - exec - noop.
+func serveNoop() {
+	s := mcp.NewServer(&mcp.Implementation{Name: "noop", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: mcpserver.ToolName, InputSchema: mcpserver.InputSchema},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"result":2}`}}}, nil
+		})
+	t, restore := mcpserver.Stdio(os.Stdin, os.Stdout)
+	defer restore()
+	if err := s.Run(context.Background(), t); err != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
+		fmt.Fprintln(os.Stderr, "bench noop server:", err)
+	}
 }
 
 // mcpClients are open MCP sessions of the two transports: streamable HTTP
@@ -36,6 +62,7 @@ var mcpTargets = []target{
 // kernel confinement off (see openMCP).
 type mcpClients struct {
 	http, stdio *mcp.ClientSession
+	noop        *mcp.ClientSession // the go-sdk floor over stdio (serveNoop)
 	close       func()
 }
 
@@ -94,6 +121,20 @@ func (b *bench) openMCP(ctx context.Context) (*mcpClients, error) {
 		return nil, fmt.Errorf("connecting over stdio: %w", err)
 	}
 	closers = append(closers, func() { c.stdio.Close() })
+
+	self, err := os.Executable()
+	if err != nil {
+		c.close()
+		return nil, err
+	}
+	cmd = exec.Command(self)
+	cmd.Env = append(os.Environ(), noopEnv+"=1", "GOMAXPROCS=1")
+	c.noop, err = client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		c.close()
+		return nil, fmt.Errorf("connecting to the no-op server over stdio: %w", err)
+	}
+	closers = append(closers, func() { c.noop.Close() })
 	return c, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -80,6 +81,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		err = serveHTTP(ctx, srv, ln, s.DrainTimeout, log)
 	default:
 		log.Info("MCP available via stdio")
+		stdioProcs()
 		t, restore := mcpserver.Stdio(stdin, stdout)
 		err = srv.Run(ctx, t)
 		restore()
@@ -126,4 +128,22 @@ func serveHTTP(ctx context.Context, srv *mcpserver.Server, ln net.Listener, drai
 		return nil // drained
 	}
 	return err
+}
+
+// stdioProcs runs the Go code of a stdio server on one thread at a time
+// (GOMAXPROCS=1) unless $GOMAXPROCS says otherwise. A stdio server serves
+// one client whose requests come one after another, each passed between
+// a handful of goroutines (the go-sdk's reader, its dispatcher, the
+// handler, the sandbox's reader): with one P each hand-off stays on the
+// running thread, where with more every one may wake another thread to
+// take it (a futex wake-up and a context switch, and spinning threads
+// that take CPU from the sandbox working beside them). Measured on
+// execute_code("1+1") + ping, A/B in one run, 400 each, load 6-13 on
+// 2 cores: the server's CPU per round 1.69 -> 1.19 ms, its context
+// switches 29 -> 15. The sandbox, the bridges and the HTTP transport are
+// not affected (other processes; HTTP serves many sessions at once).
+func stdioProcs() {
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
 }
