@@ -94,10 +94,12 @@ func (b *bench) runConfined(ctx context.Context) error {
 			}
 		}
 	}
-	// More runs than the other parts, each on fresh sandboxes: what two
-	// identical sandboxes differ by (the control) is mostly a matter of
-	// the instance, which only more instances average out.
-	runs := 2 * b.runs
+	// More runs than the other parts, each on fresh sandboxes, of half as
+	// many rounds: what two identical sandboxes differ by (the control) is
+	// mostly a matter of the instance (±0.2 ms from one run to the next,
+	// whether 20 or 300 rounds warm them up), which only more instances
+	// average out; 150 rounds give a run's median to a few hundredths.
+	runs := 4 * b.runs
 	var diffs, ctls [][]float64
 	for run := range runs {
 		fmt.Printf("confined and unconfined exec round trips, run %d of %d ...\n", run+1, runs)
@@ -190,7 +192,7 @@ func (b *bench) confinedExecRun(ctx context.Context, spec *confine.Spec, rep con
 		}
 		defer v.sb.Close()
 	}
-	for i := range b.execs + 20 {
+	for i := range max(b.execs/2, 50) + 20 {
 		for _, k := range rng.Perm(len(vs)) {
 			v := vs[k]
 			t0 := time.Now()
