@@ -75,7 +75,12 @@ func (f *floor) cmd(mode string) *exec.Cmd {
 	p := f.rt.Pyodide
 	read := filepath.Join(p, "pyodide.asm.wasm") + "," + filepath.Join(p, "python_stdlib.zip") + "," +
 		filepath.Join(p, "pyodide-lock.json") + "," + f.dir
+	// The one V8 flag of the sandbox's that changes how fast Python runs
+	// (host/sandbox, denoArgs): without it, V8 recompiles Pyodide in the
+	// background after every execution, and the floor would be slower
+	// than a bare Deno + Pyodide run as well as it can be.
 	cmd := exec.Command(f.rt.Deno, "run", "--no-prompt", "--no-config", "--no-lock", "--no-remote", "--no-check",
+		"--v8-flags=--no-wasm-deopt",
 		"--allow-read="+read, "--allow-write="+f.snap, filepath.Join(f.dir, "floor.mjs"), mode, f.snap)
 	cmd.Env = []string{"DENO_DIR=" + filepath.Join(f.dir, "deno"), "NO_COLOR=1", "DENO_NO_UPDATE_CHECK=1"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
