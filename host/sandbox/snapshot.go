@@ -20,10 +20,10 @@ var snapshotBuildTimeout = 3 * time.Minute
 // stays in the cache: see pruneSnapshots.
 const snapshotMaxAge = 14 * 24 * time.Hour
 
-// pruneSnapshots removes, after a build, the snapshots in dir (and in its
-// packages folder) built more than snapshotMaxAge ago, except keep: those
-// of an older Pyodide or runner, and of package sets no longer declared.
-// Younger ones stay, as two parselbox versions sharing one cache directory
+// pruneSnapshots removes, after a build, the snapshots other than keep in
+// dir (and in its packages folder) built more than snapshotMaxAge ago:
+// those of another Pyodide or runner, and of package sets no longer
+// declared. Younger ones stay, as two parselbox versions sharing one cache directory
 // would otherwise remove each other's snapshot at every start. One still
 // in use that is removed is built again on its host's next start.
 func pruneSnapshots(dir, keep string) {
