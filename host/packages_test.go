@@ -10,7 +10,9 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -53,7 +55,9 @@ func TestPackagesFromPyodideIndex(t *testing.T) {
 	if want := "- Packages: installed by the host (no pip/micropip needed); ready to import: alphapkg, gammadata, dotenv."; !strings.Contains(sb.Prompt(), want) {
 		t.Errorf("the guide does not say %q:\n%s", want, sb.Prompt())
 	}
-	// The index is on loopback, and the sandbox may not reach it.
+	// The index is on loopback, and the sandbox may not reach it: its
+	// network is off, as without packages.
+	networkOff(t, sb)
 	e := raised(t, exec(t, sb, fmt.Sprintf(`import urllib.request
 urllib.request.urlopen(%q)`, ix.PyodideURL()+"pyodide-lock.json")), "URLError")
 	if !strings.Contains(e.Message, "is not allowed in the sandbox") {
@@ -132,7 +136,17 @@ func TestRuntimePackages(t *testing.T) {
 	if fmt.Sprint(got) != "[alpha+beta dotenv ok]" {
 		t.Errorf("got %v", got)
 	}
-	e := raised(t, exec(t, sb, "import nosuchpkg"), "ModuleNotFoundError")
+	// The host reached the index; the sandbox's network stayed off
+	// (Deno runs with --deny-net) and Python still cannot reach it.
+	if !slices.Contains(ix.Requests(), "/pyodide/alphapkg-1.0-py3-none-any.whl") {
+		t.Errorf("the host did not install alphapkg from the index: %q", ix.Requests())
+	}
+	networkOff(t, sb)
+	e := raised(t, exec(t, sb, fmt.Sprintf("import urllib.request\nurllib.request.urlopen(%q)", ix.PyodideURL()+"pyodide-lock.json")), "URLError")
+	if !strings.Contains(e.Message, "is not allowed in the sandbox") {
+		t.Errorf("urlopen of the index: %s", e.Message)
+	}
+	e = raised(t, exec(t, sb, "import nosuchpkg"), "ModuleNotFoundError")
 	want := "No module named 'nosuchpkg' (allow_runtime_packages is on, but the host could not install 'nosuchpkg': see the host's log)"
 	if e.Message != want {
 		t.Errorf("message %q, want %q", e.Message, want)
@@ -144,6 +158,25 @@ func TestRuntimePackages(t *testing.T) {
 	r := exec(t, sb, "import alphapkg\nalphapkg.GREETING")
 	if got := value(t, r); got != "alpha+beta" {
 		t.Errorf("after a restart: %v", got)
+	}
+}
+
+// networkOff checks that the sandbox's Deno process runs with --deny-net
+// and no --allow-net: packages did not open its network.
+func networkOff(t *testing.T, sb *host.Sandbox) {
+	t.Helper()
+	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(sb.PID()) + "/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flags []string
+	for a := range strings.SplitSeq(string(cmdline), "\x00") {
+		if strings.HasSuffix(strings.SplitN(a, "=", 2)[0], "-net") {
+			flags = append(flags, a)
+		}
+	}
+	if !slices.Equal(flags, []string{"--deny-net"}) {
+		t.Errorf("the sandbox's network is not off: Deno runs with %q", flags)
 	}
 }
 
