@@ -11,6 +11,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -103,6 +104,16 @@ func TestPackagesErrors(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "json") {
 		t.Errorf("error %q names json, which is in the standard library", err)
+	}
+	// Without package_dir, the packages are kept under the cache
+	// directory (its packages folder): alphapkg was, before the start
+	// stopped.
+	cfg.PackageDir, cfg.CacheDir = "", t.TempDir()
+	if _, err := host.New(t.Context(), cfg); err == nil {
+		t.Fatal("the start did not stop")
+	}
+	if _, err := os.Stat(filepath.Join(cfg.CacheDir, "packages", "wheels", "alphapkg-1.0-py3-none-any.whl")); err != nil {
+		t.Errorf("the default package directory: %v", err)
 	}
 }
 
