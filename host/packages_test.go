@@ -83,6 +83,27 @@ open(os.path.join(os.path.dirname(gammadata.__file__), "data", "words.txt"), "w"
 	}
 }
 
+// package_index naming a simple index (PEP 503/691, as PyPI): declared
+// packages by name and run-time imports come from it, Requires-Dist
+// resolved, an import name mapped to its package (dotenv: python-dotenv,
+// which the simple index alone cannot say); the sandbox's network stays
+// off.
+func TestPackagesFromSimpleIndex(t *testing.T) {
+	t.Parallel()
+	ix := pkgtest.NewIndex(t, pkgtest.Fixtures()...)
+	sb := newSandbox(t, host.Config{Packages: []string{"alphapkg"}, AllowRuntimePackages: true, PackageIndex: ix.SimpleURL(), PackageDir: t.TempDir()})
+	got := value(t, exec(t, sb, "import alphapkg, dotenv\n[alphapkg.GREETING, dotenv.load()]"))
+	if fmt.Sprint(got) != "[alpha+beta dotenv ok]" {
+		t.Errorf("got %v", got)
+	}
+	for _, want := range []string{"/simple/alphapkg/", "/files/alphapkg-1.0-py3-none-any.whl", "/simple/betapkg/", "/simple/python-dotenv/", "/files/python_dotenv-1.0-py3-none-any.whl"} {
+		if !slices.Contains(ix.Requests(), want) {
+			t.Errorf("the host did not ask the simple index for %s: %q", want, ix.Requests())
+		}
+	}
+	networkOff(t, sb)
+}
+
 // What cannot be installed stops the start, named; a checksum mismatch too.
 func TestPackagesErrors(t *testing.T) {
 	t.Parallel()
