@@ -10,7 +10,10 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -53,7 +56,9 @@ func TestPackagesFromPyodideIndex(t *testing.T) {
 	if want := "- Packages: installed by the host (no pip/micropip needed); ready to import: alphapkg, gammadata, dotenv."; !strings.Contains(sb.Prompt(), want) {
 		t.Errorf("the guide does not say %q:\n%s", want, sb.Prompt())
 	}
-	// The index is on loopback, and the sandbox may not reach it.
+	// The index is on loopback, and the sandbox may not reach it: its
+	// network is off, as without packages.
+	networkOff(t, sb)
 	e := raised(t, exec(t, sb, fmt.Sprintf(`import urllib.request
 urllib.request.urlopen(%q)`, ix.PyodideURL()+"pyodide-lock.json")), "URLError")
 	if !strings.Contains(e.Message, "is not allowed in the sandbox") {
@@ -78,6 +83,27 @@ open(os.path.join(os.path.dirname(gammadata.__file__), "data", "words.txt"), "w"
 	}
 }
 
+// package_index naming a simple index (PEP 503/691, as PyPI): declared
+// packages by name and run-time imports come from it, Requires-Dist
+// resolved, an import name mapped to its package (dotenv: python-dotenv,
+// which the simple index alone cannot say); the sandbox's network stays
+// off.
+func TestPackagesFromSimpleIndex(t *testing.T) {
+	t.Parallel()
+	ix := pkgtest.NewIndex(t, pkgtest.Fixtures()...)
+	sb := newSandbox(t, host.Config{Packages: []string{"alphapkg"}, AllowRuntimePackages: true, PackageIndex: ix.SimpleURL(), PackageDir: t.TempDir()})
+	got := value(t, exec(t, sb, "import alphapkg, dotenv\n[alphapkg.GREETING, dotenv.load()]"))
+	if fmt.Sprint(got) != "[alpha+beta dotenv ok]" {
+		t.Errorf("got %v", got)
+	}
+	for _, want := range []string{"/simple/alphapkg/", "/files/alphapkg-1.0-py3-none-any.whl", "/simple/betapkg/", "/simple/python-dotenv/", "/files/python_dotenv-1.0-py3-none-any.whl"} {
+		if !slices.Contains(ix.Requests(), want) {
+			t.Errorf("the host did not ask the simple index for %s: %q", want, ix.Requests())
+		}
+	}
+	networkOff(t, sb)
+}
+
 // What cannot be installed stops the start, named; a checksum mismatch too.
 func TestPackagesErrors(t *testing.T) {
 	t.Parallel()
@@ -99,6 +125,16 @@ func TestPackagesErrors(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "json") {
 		t.Errorf("error %q names json, which is in the standard library", err)
+	}
+	// Without package_dir, the packages are kept under the cache
+	// directory (its packages folder): alphapkg was, before the start
+	// stopped.
+	cfg.PackageDir, cfg.CacheDir = "", t.TempDir()
+	if _, err := host.New(t.Context(), cfg); err == nil {
+		t.Fatal("the start did not stop")
+	}
+	if _, err := os.Stat(filepath.Join(cfg.CacheDir, "packages", "wheels", "alphapkg-1.0-py3-none-any.whl")); err != nil {
+		t.Errorf("the default package directory: %v", err)
 	}
 }
 
@@ -132,7 +168,17 @@ func TestRuntimePackages(t *testing.T) {
 	if fmt.Sprint(got) != "[alpha+beta dotenv ok]" {
 		t.Errorf("got %v", got)
 	}
-	e := raised(t, exec(t, sb, "import nosuchpkg"), "ModuleNotFoundError")
+	// The host reached the index; the sandbox's network stayed off
+	// (Deno runs with --deny-net) and Python still cannot reach it.
+	if !slices.Contains(ix.Requests(), "/pyodide/alphapkg-1.0-py3-none-any.whl") {
+		t.Errorf("the host did not install alphapkg from the index: %q", ix.Requests())
+	}
+	networkOff(t, sb)
+	e := raised(t, exec(t, sb, fmt.Sprintf("import urllib.request\nurllib.request.urlopen(%q)", ix.PyodideURL()+"pyodide-lock.json")), "URLError")
+	if !strings.Contains(e.Message, "is not allowed in the sandbox") {
+		t.Errorf("urlopen of the index: %s", e.Message)
+	}
+	e = raised(t, exec(t, sb, "import nosuchpkg"), "ModuleNotFoundError")
 	want := "No module named 'nosuchpkg' (allow_runtime_packages is on, but the host could not install 'nosuchpkg': see the host's log)"
 	if e.Message != want {
 		t.Errorf("message %q, want %q", e.Message, want)
@@ -144,6 +190,25 @@ func TestRuntimePackages(t *testing.T) {
 	r := exec(t, sb, "import alphapkg\nalphapkg.GREETING")
 	if got := value(t, r); got != "alpha+beta" {
 		t.Errorf("after a restart: %v", got)
+	}
+}
+
+// networkOff checks that the sandbox's Deno process runs with --deny-net
+// and no --allow-net: packages did not open its network.
+func networkOff(t *testing.T, sb *host.Sandbox) {
+	t.Helper()
+	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(sb.PID()) + "/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flags []string
+	for a := range strings.SplitSeq(string(cmdline), "\x00") {
+		if strings.HasSuffix(strings.SplitN(a, "=", 2)[0], "-net") {
+			flags = append(flags, a)
+		}
+	}
+	if !slices.Equal(flags, []string{"--deny-net"}) {
+		t.Errorf("the sandbox's network is not off: Deno runs with %q", flags)
 	}
 }
 
@@ -275,6 +340,15 @@ func httpLibraries(t *testing.T) []pkgtest.Package {
 		if err != nil {
 			testenv.Missing(t, requirePyClients, "requests and httpx are not installed (make pyclients installs Debian's python3-requests and python3-httpx): %v", err)
 			return nil
+		}
+		if p.name == "certifi" {
+			// Debian's certifi names the system's bundle
+			// (/etc/ssl/certs), which the sandbox does not have; the
+			// certifi of PyPI and of Pyodide's distribution names the
+			// cacert.pem it ships, as this one does. (requests checks
+			// that the bundle exists before an HTTPS request.)
+			pkg.Files["certifi/core.py"] = "import os\n\n\ndef where():\n    return os.path.join(os.path.dirname(__file__), 'cacert.pem')\n\n\n" +
+				"def contents():\n    with open(where(), encoding='ascii') as f:\n        return f.read()\n"
 		}
 		out = append(out, pkg)
 	}

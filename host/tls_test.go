@@ -7,8 +7,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -16,10 +18,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/host/packages/pkgtest"
 	"github.com/parselbox/parselbox/internal/testenv"
 )
 
@@ -107,5 +111,113 @@ func TestHTTPSPrivateCA(t *testing.T) {
 	}
 	if _, err := host.New(t.Context(), host.Config{CAFile: bad, RuntimeDir: testenv.Runtime(t).Dir, CacheDir: testenv.CacheDir(t)}); err == nil || !strings.Contains(err.Error(), "ca_file "+bad+": no PEM certificate in it") {
 		t.Errorf("a ca_file without a certificate: %v", err)
+	}
+}
+
+// requests and httpx over HTTPS, as installed packages, to a loopback
+// server whose certificate a private CA signed (ca_file): an allowed
+// address answers over TLS, certificate checked by fetch; another HTTPS
+// address is refused as not allowed, and not reached. urllib3 2 (which
+// requests brings from the official distribution) too.
+func TestHTTPLibrariesHTTPS(t *testing.T) {
+	t.Parallel()
+	libs := httpLibraries(t)
+	caFile, cert := testCA(t)
+	var mu sync.Mutex
+	var seen []string
+	serve := func(name string) *httptest.Server {
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			seen = append(seen, name+" "+r.Method+" "+r.URL.RequestURI())
+			mu.Unlock()
+			body, _ := io.ReadAll(r.Body)
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]any{"tls": r.TLS != nil, "method": r.Method, "uri": r.URL.RequestURI(), "body": string(body)})
+		}))
+		srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+		srv.StartTLS()
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	allowed, denied := serve("allowed"), serve("denied")
+	hostPort := strings.TrimPrefix(allowed.URL, "https://")
+	refused := `network access to ` + strings.TrimPrefix(denied.URL, "https://") + ` is not allowed in the sandbox (the host's network rules)`
+	cases := []struct{ name, code, want string }{
+		{"requests.get", `import requests
+r = requests.get(OK + "/a", params={"x": 1}, timeout=10)
+[r.status_code, r.url, r.json()]`, `[200,"` + allowed.URL + `/a?x=1",{"body":"","method":"GET","tls":true,"uri":"/a?x=1"}]`},
+		{"requests.post in a session", `import requests
+with requests.Session() as s:
+    out = [s.post(OK + "/b", json={"k": "v"}).json(), s.get(OK + "/c").json()["uri"]]
+out`, `[{"body":"{\"k\": \"v\"}","method":"POST","tls":true,"uri":"/b"},"/c"]`},
+		{"requests, a denied address", `import requests
+try:
+    requests.get(NO + "/secret")
+except requests.ConnectionError as e:
+    out = refused in str(e)
+out`, `true`},
+		{"httpx.Client", `import httpx
+with httpx.Client() as c:
+    r = c.post(OK + "/d", content=b"hello")
+[r.status_code, r.json()]`, `[200,{"body":"hello","method":"POST","tls":true,"uri":"/d"}]`},
+		{"httpx.AsyncClient", `import httpx
+async with httpx.AsyncClient() as c:
+    r = await c.get(OK + "/e")
+r.json()["tls"]`, `true`},
+		{"httpx, a denied address", `import httpx
+try:
+    httpx.get(NO + "/secret")
+except httpx.ConnectError as e:
+    out = str(e) == refused
+out`, `true`},
+	}
+	check := func(sb *host.Sandbox, cases []struct{ name, code, want string }) {
+		t.Helper()
+		for _, c := range cases {
+			code := fmt.Sprintf("OK, NO, refused = %q, %q, %q\n", allowed.URL, denied.URL, refused) + c.code
+			got, err := json.Marshal(value(t, exec(t, sb, code)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != c.want {
+				t.Errorf("%s: got %s, want %s", c.name, got, c.want)
+			}
+		}
+	}
+	ix := pkgtest.NewIndex(t, libs...)
+	sb := newSandbox(t, host.Config{
+		Packages: []string{"requests", "httpx"}, PackageIndex: ix.PyodideURL(), PackageDir: t.TempDir(),
+		AllowNet: []string{hostPort}, CAFile: caFile,
+	})
+	check(sb, cases)
+
+	// urllib3 2, alone and under requests (as the official distribution
+	// pairs them).
+	var withV2 []pkgtest.Package
+	for _, p := range libs {
+		if p.Name != "urllib3" {
+			withV2 = append(withV2, p)
+		}
+	}
+	ix2 := pkgtest.NewIndex(t, append(withV2, pkgtest.Urllib3())...)
+	sb2 := newSandbox(t, host.Config{
+		Packages: []string{"requests"}, PackageIndex: ix2.PyodideURL(), PackageDir: t.TempDir(),
+		AllowNet: []string{hostPort}, CAFile: caFile,
+	})
+	check(sb2, append(cases[:3:3], struct{ name, code, want string }{"urllib3 2", `import urllib3
+out = [urllib3.__version__, urllib3.request("GET", OK + "/f").json()["tls"]]
+try:
+    urllib3.request("GET", NO + "/secret", retries=False)
+except urllib3.exceptions.HTTPError as e:
+    out.append(refused in str(e))
+out`, `["` + pkgtest.Urllib3Version + `",true,true]`}))
+
+	mu.Lock()
+	defer mu.Unlock()
+	for _, s := range seen {
+		if strings.HasPrefix(s, "denied ") {
+			t.Errorf("the denied server was reached: %q", seen)
+			break
+		}
 	}
 }

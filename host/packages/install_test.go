@@ -426,7 +426,7 @@ func TestInstallUnresolvable(t *testing.T) {
 		t.Errorf("Pyodide index: got %v, want %q", err, want)
 	}
 	_, err = s.Install(t.Context(), packages.Source{Index: ix.SimpleURL(), RuntimeLock: runtimeLock(t)}, []string{"needy"})
-	if want := "ghostpkg: not found on the simple index " + ix.SimpleURL(); err == nil || !strings.Contains(err.Error(), want) || !strings.HasSuffix(err.Error(), "(a dependency of needy)") {
+	if want := "packages: ghostpkg: not found on the simple index " + ix.SimpleURL(); err == nil || !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), "(a dependency of needy)") {
 		t.Errorf("simple index: got %v, want %q ... (a dependency of needy)", err, want)
 	}
 }

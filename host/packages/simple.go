@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -107,7 +108,12 @@ func (s *Store) resolveSimple(ctx context.Context, base string, lockIx *index, t
 	var problems []string
 	for _, n := range names {
 		ws, err := s.simpleClosure(ctx, base, lockIx, tg, n)
-		if err != nil {
+		var ie *InstallError
+		switch {
+		case errors.As(err, &ie):
+			problems = append(problems, ie.Problems...) // (not "packages: packages: ...")
+			continue
+		case err != nil:
 			problems = append(problems, err.Error())
 			continue
 		}
