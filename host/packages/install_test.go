@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -428,5 +429,23 @@ func TestInstallUnresolvable(t *testing.T) {
 	_, err = s.Install(t.Context(), packages.Source{Index: ix.SimpleURL(), RuntimeLock: runtimeLock(t)}, []string{"needy"})
 	if want := "packages: ghostpkg: not found on the simple index " + ix.SimpleURL(); err == nil || !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), "(a dependency of needy)") {
 		t.Errorf("simple index: got %v, want %q ... (a dependency of needy)", err, want)
+	}
+}
+
+// An index out of reach (offline, as the default index is without the
+// internet) is named with what works instead: a mirror or a bundle.
+func TestInstallIndexOutOfReach(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + l.Addr().String() + "/pyodide/"
+	l.Close()
+	s := &packages.Store{Dir: t.TempDir()}
+	_, err = s.Install(t.Context(), packages.Source{Index: closed}, []string{"alphapkg"})
+	if err == nil || !strings.Contains(err.Error(), l.Addr().String()) ||
+		!strings.Contains(err.Error(), "--package-index") || !strings.Contains(err.Error(), "parselbox packages fetch") {
+		t.Errorf("got %v, want the address and how to install offline", err)
 	}
 }

@@ -111,7 +111,10 @@ func (s *Store) get(ctx context.Context, src string) ([]byte, error) {
 	req.Header.Set("Accept", "application/vnd.pypi.simple.v1+json, text/html;q=0.5, */*;q=0.1")
 	resp, err := s.client().Do(req)
 	if err != nil {
-		return nil, err
+		// Offline, the default index (the official distribution) is out
+		// of reach: say what works without the internet.
+		return nil, fmt.Errorf("%w (the package index is out of reach: without internet, set package_index "+
+			"(--package-index) to a mirror, a directory of wheels, or a bundle made by 'parselbox packages fetch')", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusNotFound {
