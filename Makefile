@@ -10,7 +10,7 @@ STAMP     := $(RUNTIME)/node_modules/.installed
 GOFLAGS   ?=
 TEST_TIMEOUT ?= 20m
 
-.PHONY: all build runtime fixtures browser pyclients test fleet-test image image-test demo bench bench-tokens proto lint fuzz clean install
+.PHONY: all build runtime fixtures browser pyclients shells test fleet-test image image-test demo bench bench-tokens proto lint fuzz clean install
 
 all: build
 
@@ -73,12 +73,21 @@ pyclients:
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(PYCLIENTS) >/dev/null; } || \
 		echo "make pyclients: requests and httpx could not be installed: their tests will skip"
 
+## shells: Debian's zsh and fish, in which the tests run the completion
+## scripts (installed with apt-get when missing; where they cannot be, those
+## tests skip and say so)
+shells:
+	@command -v zsh >/dev/null 2>&1 && command -v fish >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zsh fish >/dev/null; } || \
+		echo "make shells: zsh and fish could not be installed: their completion tests will skip"
+
 ## test: build what the tests need, then run every test against the real runtime
 # (atexit_sleep_ms=0: the race detector otherwise sleeps 1 s in every plugin exit;
 # with chromium present, a browser test cannot skip)
-test: build fixtures browser pyclients
+test: build fixtures browser pyclients shells
 	PARSELBOX_REQUIRE_BROWSER=$$(command -v chromium >/dev/null 2>&1 && echo 1) \
 	PARSELBOX_REQUIRE_PYCLIENTS=$$(test -d /usr/lib/python3/dist-packages/httpx && echo 1) \
+	PARSELBOX_REQUIRE_SHELLS=$$(command -v zsh >/dev/null 2>&1 && command -v fish >/dev/null 2>&1 && echo 1) \
 	PARSELBOX_REQUIRE_RUNTIME=1 PARSELBOX_REQUIRE_NPM=1 PARSELBOX_RUNTIME=$(CURDIR)/$(RUNTIME) GORACE=atexit_sleep_ms=0 \
 		$(GO) test -race -timeout=$(TEST_TIMEOUT) ./...
 

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/hashicorp/go-hclog"
@@ -29,13 +31,18 @@ type PluginCheck struct {
 }
 
 // Check does what New does before it starts anything: Config.Validate,
-// the MCP servers' entries (the mcp.json read and checked), and each plugin
-// bridge's binary resolved in the plugin directories, with its sha256
-// checked against a pinned one. It starts nothing and writes nothing. A
-// problem is a *ConfigError (whose key errors package host/config places
-// in the file); all plugins are checked before it returns.
+// the host paths (the output directory's parent, each input file, each
+// mount's source, the CA file), the MCP servers' entries (the mcp.json
+// read and checked), and each plugin bridge's binary resolved in the
+// plugin directories, with its sha256 checked against a pinned one. It
+// starts nothing and writes nothing. A problem is a *ConfigError (whose key
+// errors package host/config places in the file); all paths and plugins
+// are checked before it returns.
 func Check(cfg Config) ([]PluginCheck, error) {
 	if err := cfg.Validate(); err != nil {
+		return nil, &ConfigError{err}
+	}
+	if err := errors.Join(checkPaths(cfg)...); err != nil {
 		return nil, &ConfigError{err}
 	}
 	s := &Sandbox{cfg: cfg, log: hclog.NewNullLogger(), dryRun: true}
@@ -84,4 +91,37 @@ func equalFoldHex(a, b string) bool {
 		}
 	}
 	return true
+}
+
+// checkPaths checks the host paths of a configuration as New would use
+// them, without creating or writing anything.
+func checkPaths(cfg Config) []error {
+	var errs []error
+	if cfg.OutputDir != "" {
+		if dir, err := filepath.Abs(cfg.OutputDir); err != nil {
+			errs = append(errs, err)
+		} else if err := outputDir(dir, false); err != nil {
+			errs = append(errs, &KeyError{Key: "output_dir", Message: err.Error()})
+		}
+	}
+	for i, f := range cfg.Files {
+		fi, err := os.Stat(f)
+		switch {
+		case err != nil:
+			errs = append(errs, &KeyError{Key: index("files", i), Message: "input file: " + err.Error()})
+		case fi.IsDir():
+			errs = append(errs, &KeyError{Key: index("files", i), Message: fmt.Sprintf("input file: %s is a directory", f)})
+		}
+	}
+	for _, t := range slices.Sorted(maps.Keys(cfg.Mounts)) {
+		if err := mountSource(t, cfg.Mounts[t]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if cfg.CAFile != "" {
+		if _, err := caFile(cfg.CAFile); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
 }

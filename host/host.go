@@ -184,7 +184,7 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 		if opts.Workspace, err = filepath.Abs(cfg.OutputDir); err != nil {
 			return opts, err
 		}
-		if err := outputDir(opts.Workspace); err != nil {
+		if err := outputDir(opts.Workspace, true); err != nil {
 			return opts, &ConfigError{&KeyError{Key: "output_dir", Message: err.Error()}}
 		}
 	} else {
@@ -210,8 +210,8 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 		if err != nil {
 			return opts, err
 		}
-		if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
-			return opts, &ConfigError{&KeyError{Key: entry("mount", t), Message: fmt.Sprintf("source %s is not a directory", m.Source)}}
+		if err := mountSource(t, m); err != nil {
+			return opts, &ConfigError{err}
 		}
 		opts.Mounts = append(opts.Mounts, sandbox.Bind{Target: target, Source: src, ReadOnly: m.ReadOnly()})
 		roots = append(roots, fsRoot{prefix: target, dir: src, readOnly: m.ReadOnly()})
@@ -420,14 +420,27 @@ func configErrorf(format string, args ...any) error {
 	return &ConfigError{fmt.Errorf(format, args...)}
 }
 
+// mountSource checks that a mount's source is a directory.
+func mountSource(target string, m Mount) error {
+	if fi, err := os.Stat(m.Source); err != nil || !fi.IsDir() {
+		return &KeyError{Key: entry("mount", target), Message: fmt.Sprintf("source %s is not a directory", m.Source)}
+	}
+	return nil
+}
+
 // outputDir makes sure dir can back /workspace: an existing directory the
 // host can write to, or a new one in an existing directory (a missing
-// parent is a mistake more often than a wish: it is not created).
-func outputDir(dir string) error {
+// parent is a mistake more often than a wish: it is not created). Without
+// create (Check) it writes nothing: a missing dir whose parent exists is
+// fine, and an existing one is not probed for writing.
+func outputDir(dir string, create bool) error {
 	fi, err := os.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, perr := os.Stat(filepath.Dir(dir)); perr != nil {
 			return fmt.Errorf("%s: its parent %s does not exist (create it first)", dir, filepath.Dir(dir))
+		}
+		if !create {
+			return nil
 		}
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			return err
@@ -439,6 +452,9 @@ func outputDir(dir string) error {
 	}
 	if !fi.IsDir() {
 		return fmt.Errorf("%s is not a directory", dir)
+	}
+	if !create {
+		return nil
 	}
 	f, err := os.CreateTemp(dir, ".parselbox-probe-")
 	if err != nil {

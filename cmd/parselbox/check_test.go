@@ -81,3 +81,45 @@ func TestPluginsConfig(t *testing.T) {
 		t.Errorf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 }
+
+// check refuses the host paths exec would refuse (a mount's source, an
+// input file, the output directory's parent), each at its line, and
+// creates nothing: a new output directory in an existing one is fine and
+// is left to exec to make.
+func TestCheckPaths(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.hcl")
+	os.WriteFile(bad, []byte("output_dir = \"no/such/out\"\nfiles = [\"missing.csv\"]\nmount \"ref\" {\n  source = \"./missing\"\n}\n"), 0o644)
+	code, out, errs := check(t, bad)
+	for _, want := range []string{
+		bad + ":1: output_dir: " + filepath.Join(dir, "no", "such", "out") + ": its parent " + filepath.Join(dir, "no", "such") + " does not exist (create it first)",
+		bad + ":2: files[0]: input file: stat " + filepath.Join(dir, "missing.csv") + ": no such file or directory",
+		bad + ":3: mount \"ref\": source " + filepath.Join(dir, "missing") + " is not a directory",
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	if code != exitUsage || out != "" {
+		t.Errorf("exit %d, stdout %q; want 2 and nothing", code, out)
+	}
+	// exec refuses the same mount, with the same words.
+	mountOnly := filepath.Join(dir, "mount.hcl")
+	os.WriteFile(mountOnly, []byte("mount \"ref\" {\n  source = \"./missing\"\n}\n"), 0o644)
+	if code, _, stderr := runCLI(t, "", "exec", "--config", mountOnly, "1"); code != exitUsage ||
+		!strings.Contains(stderr, mountOnly+":1: mount \"ref\": source "+filepath.Join(dir, "missing")+" is not a directory") {
+		t.Errorf("exec: exit %d, %s", code, stderr)
+	}
+
+	os.Mkdir(filepath.Join(dir, "ref"), 0o755)
+	os.WriteFile(filepath.Join(dir, "in.csv"), nil, 0o644)
+	good := filepath.Join(dir, "good.hcl")
+	os.WriteFile(good, []byte("output_dir = \"out\"\nfiles = [\"in.csv\"]\nmount \"ref\" {\n  source = \"ref\"\n}\n"), 0o644)
+	if code, out, errs := check(t, good); code != exitOK || out != good+": ok\n" || errs != "" {
+		t.Errorf("good.hcl: exit %d\nstdout %q\nstderr %q", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out")); err == nil {
+		t.Error("check created the output directory")
+	}
+}

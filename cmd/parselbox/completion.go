@@ -99,7 +99,9 @@ func bashCompletion() string {
 	}
 	b.WriteString("# bash completion of parselbox (parselbox completion bash)\n_parselbox() {\n")
 	b.WriteString("  local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"${COMP_WORDS[COMP_CWORD-1]}\" cmd=\"\" w\n")
-	fmt.Fprintf(&b, "  for w in \"${COMP_WORDS[@]:1:COMP_CWORD-1}\"; do\n    case \"$w\" in %s) cmd=\"$w\"; break;; esac\n  done\n", strings.Join(names, "|"))
+	// $((...)), not a bare COMP_CWORD-1: zsh's bash layer runs this same
+	// function, and zsh reads ":C..." in a parameter expansion as a modifier.
+	fmt.Fprintf(&b, "  for w in \"${COMP_WORDS[@]:1:$((COMP_CWORD-1))}\"; do\n    case \"$w\" in %s) cmd=\"$w\"; break;; esac\n  done\n", strings.Join(names, "|"))
 	fmt.Fprintf(&b, "  case \"$prev\" in\n    %s) COMPREPLY=($(compgen -f -- \"$cur\")); return;;\n  esac\n", strings.Join(pathFlags, "|"))
 	b.WriteString("  if [[ $cmd == completion ]]; then COMPREPLY=($(compgen -W \"bash zsh fish\" -- \"$cur\")); return; fi\n")
 	b.WriteString("  local flags\n  case \"$cmd\" in\n")

@@ -355,3 +355,17 @@ func TestLogLevelEnv(t *testing.T) {
 		t.Errorf("DEBUG: %v, %v", l, err)
 	}
 }
+
+// A tool of an MCP server that did not start is not just "not found": the
+// error says why the namespace has no tools.
+func TestExecMCPServerDown(t *testing.T) {
+	t.Parallel()
+	bin := requireBin(t)
+	mcpJSON := filepath.Join(t.TempDir(), "mcp.json")
+	os.WriteFile(mcpJSON, []byte(`{"mcpServers": {"broken": {"command": "sh", "args": ["-c", "exit 1"]}}}`), 0o644)
+	code, res, stderr := runCLI(t, "", "exec", "--mcp", mcpJSON, "--plugin-dir", bin, "broken.echo(message='hi')")
+	want := `Tool 'broken.echo' not found: MCP server "broken" (stdio: sh) is not available, so it has no tools: the server exited (exit status 1) before the MCP handshake`
+	if code != exitRaised || res.Error == nil || res.Error.Type != "AttributeError" || !strings.HasPrefix(res.Error.Message, want) {
+		t.Errorf("exit %d, error %+v; want 1, AttributeError %q\n%s", code, res.Error, want, stderr)
+	}
+}

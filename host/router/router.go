@@ -371,6 +371,11 @@ func (r *Router) tool(ctx context.Context, path string) (*namespace, *sdk.ToolIn
 		if why, ok := ns.catalog(ctx, time.Duration(math.MaxInt64)).denied[rest]; ok {
 			return ns, nil, pyErr("PermissionError", "%s: %s", path, why)
 		}
+		// A namespace with no tools at all (an MCP server that did not
+		// start) says why: its description does.
+		if c := ns.catalog(ctx, time.Duration(math.MaxInt64)); len(c.tools) == 0 && c.desc != nil && c.desc.Description != "" {
+			return ns, nil, pyErr("AttributeError", "Tool '%s' not found: %s", path, c.desc.Description)
+		}
 		return ns, nil, pyErr("AttributeError", "Tool '%s' not found", path)
 	}
 	return ns, t, nil

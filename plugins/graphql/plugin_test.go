@@ -109,6 +109,10 @@ func TestPython(t *testing.T) {
 		{`[(op["type"], op["name"], op["returns"]) for op in gql.search("continent")]`,
 			`[["query", "continent", "Continent"], ["query", "continents", "[Continent!]!"], ["mutation", "addCountry", "Country!"]]`},
 		{`[op["name"] for op in gql.search("mutation")]`, `["addCountry"]`},
+		// sbx.search finds what the bridge's own search finds: a mutation,
+		// named by no tool.
+		{`[(h["path"], [r["name"] for r in h.get("results", [])]) for h in sbx.search("addCountry")["gql (graphql)"]]`,
+			`[["gql.search", ["addCountry"]]]`},
 		{`d = gql.describe("Country")
 [d["kind"], [f["name"] for f in d["fields"]][:3]]`,
 			`["OBJECT", ["capital", "capitalCity", "code"]]`},
