@@ -295,6 +295,7 @@ func (b *bench) execRun(ctx context.Context, fl *floor, mc *mcpClients) error {
 		b.add("floor_rss_mb", float64(mb))
 	}
 	var ours, theirs, overHTTP, overStdio, noop, pingHTTP, pingStdio []float64
+	var rawStdio, rawNoop []float64 // the minimal client's (rawStdio)
 	var cpu0, floorCPU0 time.Duration
 	for i := range b.execs + 20 {
 		if i == 20 { // after the warm-up
@@ -331,6 +332,15 @@ func (b *bench) execRun(ctx context.Context, fl *floor, mc *mcpClients) error {
 				return fmt.Errorf("no-op server over stdio: %w", err)
 			}
 		}
+		var dr, drn time.Duration
+		if mc.rawStdio != nil {
+			if dr, err = callRawExec(mc.rawStdio, "1+1", `{"result":2}`); err != nil {
+				return fmt.Errorf("over stdio, minimal client: %w", err)
+			}
+			if drn, err = callRawExec(mc.rawNoop, "1+1", `{"result":2}`); err != nil {
+				return fmt.Errorf("no-op server over stdio, minimal client: %w", err)
+			}
+		}
 		// The transports' own round trip, without the sandbox: a ping.
 		var ph, ps time.Duration
 		if ph, err = ping(ctx, mc.http); err != nil {
@@ -345,6 +355,7 @@ func (b *bench) execRun(ctx context.Context, fl *floor, mc *mcpClients) error {
 			ours, theirs = append(ours, ms(d1)), append(theirs, ms(d2))
 			overHTTP, overStdio = append(overHTTP, ms(dh)), append(overStdio, ms(ds))
 			noop = append(noop, ms(dn))
+			rawStdio, rawNoop = append(rawStdio, ms(dr)), append(rawNoop, ms(drn))
 			pingHTTP, pingStdio = append(pingHTTP, ms(ph)), append(pingStdio, ms(ps))
 		}
 	}
@@ -359,6 +370,13 @@ func (b *bench) execRun(ctx context.Context, fl *floor, mc *mcpClients) error {
 	if mc.stdio != nil && mc.noop != nil {
 		b.add("mcp_stdio_noop_p50_ms", percentile(noop, 50))
 		b.add("mcp_stdio_own_p50_ms", percentile(minus(minus(overStdio, ours), noop), 50))
+	}
+	if mc.rawStdio != nil {
+		b.add("mcp_stdio_raw_exec_p50_ms", percentile(rawStdio, 50))
+		b.add("mcp_stdio_raw_exec_p99_ms", percentile(rawStdio, 99))
+		b.add("mcp_stdio_raw_minus_exec_p50_ms", percentile(minus(rawStdio, ours), 50))
+		b.add("mcp_stdio_raw_noop_p50_ms", percentile(rawNoop, 50))
+		b.add("mcp_stdio_raw_own_p50_ms", percentile(minus(minus(rawStdio, ours), rawNoop), 50))
 	}
 	b.add("exec_p50_ms", percentile(ours, 50))
 	b.add("exec_p99_ms", percentile(ours, 99))
@@ -541,5 +559,10 @@ func (b *bench) print() {
 			}
 		}
 		fmt.Printf("%-30s %10.2f %12s  %-24s %-11s %s\n", t.key, m.Median, fl, t.goal, verdict, spread)
+	}
+	if _, ok := b.results["mcp_stdio_raw_exec_p50_ms"]; ok {
+		fmt.Print("\nOver stdio, mcp_stdio_* are measured with the go-sdk's MCP client, mcp_stdio_raw_* with a minimal\n" +
+			"one (one goroutine: write the request line, read the answer's), as an agent's own client may be: what\n" +
+			"Parselbox adds. The go-sdk client's own share is mcp_stdio_noop - mcp_stdio_raw_noop (the no-op server).\n")
 	}
 }

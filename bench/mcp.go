@@ -31,6 +31,15 @@ var mcpTargets = []target{
 	{"mcp_stdio_minus_exec_p50_ms", "", "≤ 0.5 ms (paired)", func(r results) bool { return r.v("mcp_stdio_minus_exec_p50_ms") <= 0.5 }},
 	{"mcp_stdio_noop_p50_ms", "", "", nil},
 	{"mcp_stdio_own_p50_ms", "", "", nil},
+	// The same execute_code over stdio with a minimal client (rawStdio)
+	// instead of the go-sdk's: what Parselbox adds for a client that is
+	// not the go-sdk's, with its own floor, the no-op go-sdk server.
+	{"mcp_stdio_raw_exec_p50_ms", "exec_p50_ms", "≤ exec + 0.5 ms", func(r results) bool {
+		return r.v("mcp_stdio_raw_exec_p50_ms") <= r.v("exec_p50_ms")+0.5
+	}},
+	{"mcp_stdio_raw_minus_exec_p50_ms", "", "≤ 0.5 ms (paired)", func(r results) bool { return r.v("mcp_stdio_raw_minus_exec_p50_ms") <= 0.5 }},
+	{"mcp_stdio_raw_noop_p50_ms", "", "", nil},
+	{"mcp_stdio_raw_own_p50_ms", "", "", nil},
 }
 
 // noopEnv makes the bench binary serve the no-op MCP server (serveNoop)
@@ -59,10 +68,14 @@ func serveNoop() {
 
 // mcpClients are open MCP sessions of the two transports: streamable HTTP
 // to a server in this process, and stdio to bin/parselbox, both with the
-// kernel confinement off (see openMCP).
+// kernel confinement off (see openMCP). Over stdio, each server is driven
+// by the go-sdk's client and, in a process of its own, by a minimal one
+// (rawStdio).
 type mcpClients struct {
 	http, stdio *mcp.ClientSession
 	noop        *mcp.ClientSession // the go-sdk floor over stdio (serveNoop)
+	rawStdio    *rawStdio          // bin/parselbox, with the minimal client
+	rawNoop     *rawStdio          // serveNoop, with the minimal client
 	close       func()
 }
 
@@ -113,9 +126,12 @@ func (b *bench) openMCP(ctx context.Context) (*mcpClients, error) {
 		fmt.Fprintln(os.Stderr, "bench: MCP over stdio not measured: bin/parselbox is not built (make build)")
 		return c, nil
 	}
-	cmd := exec.Command(bin, "--runtime-dir", b.rt.Dir, "--cache-dir", b.cacheDir, "--confinement", "off")
-	cmd.Env = append(os.Environ(), "PARSELBOX_LOG_LEVEL=error")
-	c.stdio, err = client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	stdioCmd := func() *exec.Cmd {
+		cmd := exec.Command(bin, "--runtime-dir", b.rt.Dir, "--cache-dir", b.cacheDir, "--confinement", "off")
+		cmd.Env = append(os.Environ(), "PARSELBOX_LOG_LEVEL=error")
+		return cmd
+	}
+	c.stdio, err = client.Connect(ctx, &mcp.CommandTransport{Command: stdioCmd()}, nil)
 	if err != nil {
 		c.close()
 		return nil, fmt.Errorf("connecting over stdio: %w", err)
@@ -127,14 +143,28 @@ func (b *bench) openMCP(ctx context.Context) (*mcpClients, error) {
 		c.close()
 		return nil, err
 	}
-	cmd = exec.Command(self)
-	cmd.Env = append(os.Environ(), noopEnv+"=1", "GOMAXPROCS=1")
-	c.noop, err = client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	noopCmd := func() *exec.Cmd {
+		cmd := exec.Command(self)
+		cmd.Env = append(os.Environ(), noopEnv+"=1", "GOMAXPROCS=1")
+		return cmd
+	}
+	c.noop, err = client.Connect(ctx, &mcp.CommandTransport{Command: noopCmd()}, nil)
 	if err != nil {
 		c.close()
 		return nil, fmt.Errorf("connecting to the no-op server over stdio: %w", err)
 	}
 	closers = append(closers, func() { c.noop.Close() })
+
+	if c.rawStdio, err = startRawStdio(stdioCmd()); err != nil {
+		c.close()
+		return nil, fmt.Errorf("connecting over stdio with the minimal client: %w", err)
+	}
+	closers = append(closers, func() { c.rawStdio.close() })
+	if c.rawNoop, err = startRawStdio(noopCmd()); err != nil {
+		c.close()
+		return nil, fmt.Errorf("connecting to the no-op server with the minimal client: %w", err)
+	}
+	closers = append(closers, func() { c.rawNoop.close() })
 	return c, nil
 }
 

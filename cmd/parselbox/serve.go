@@ -82,6 +82,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	default:
 		log.Info("MCP available via stdio")
 		stdioProcs()
+		log.Debug("stdio server", "gomaxprocs", runtime.GOMAXPROCS(0))
 		t, restore := mcpserver.Stdio(stdin, stdout)
 		err = srv.Run(ctx, t)
 		restore()

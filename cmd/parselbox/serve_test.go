@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -364,5 +368,56 @@ func TestServerTokenEnv(t *testing.T) {
 	f.fs.Parse(nil)
 	if _, err := f.load(); err == nil || !strings.HasPrefix(err.Error(), "$"+mcpserver.AuthTokenEnv+": server.auth_token: must be at least 16 characters") {
 		t.Errorf("short token from the environment: %v", err)
+	}
+}
+
+// `parselbox` over stdio runs its Go code on one thread at a time
+// (GOMAXPROCS=1, stdioProcs) unless $GOMAXPROCS says otherwise, as the
+// process itself reports it (runtime.GOMAXPROCS, in its debug log) once
+// it serves: without stdioProcs it would report Go's default, the number
+// of CPUs.
+func TestServeStdioProcs(t *testing.T) {
+	t.Parallel()
+	if runtime.NumCPU() < 2 {
+		t.Skip("one CPU: Go's default is GOMAXPROCS=1 already")
+	}
+	for _, tc := range []struct{ env, want string }{{"", "1"}, {"GOMAXPROCS=2", "2"}} {
+		t.Run("env="+tc.env, func(t *testing.T) {
+			t.Parallel()
+			cmd := parselbox(t, sandboxArgs(t)...)
+			cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, "GOMAXPROCS=") })
+			cmd.Env = append(cmd.Env, logLevelEnv+"=debug")
+			if tc.env != "" {
+				cmd.Env = append(cmd.Env, tc.env)
+			}
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			procs := regexp.MustCompile(`stdio server: gomaxprocs=(\d+)`)
+			var got, log string
+			sc := bufio.NewScanner(stderr)
+			for got == "" && sc.Scan() {
+				log += sc.Text() + "\n"
+				if m := procs.FindStringSubmatch(sc.Text()); m != nil {
+					got = m[1]
+				}
+			}
+			stdin.Close() // the client is gone: the server exits
+			io.Copy(io.Discard, stderr)
+			if err := cmd.Wait(); err != nil {
+				t.Errorf("exit: %v", err)
+			}
+			if got != tc.want {
+				t.Errorf("GOMAXPROCS of parselbox over stdio = %q, want %s; stderr:\n%s", got, tc.want, log)
+			}
+		})
 	}
 }
