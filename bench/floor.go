@@ -34,9 +34,10 @@ if (mode === "make") { Deno.writeFileSync(snap, py.makeMemorySnapshot()); Deno.e
 const enc = new TextEncoder();
 const out = (s) => { const b = enc.encode(s + "\n"); let o = 0; while (o < b.length) o += Deno.stdout.writeSync(b.subarray(o)); };
 out("ready");
+const dec = new TextDecoder();
 let buf = "";
 for await (const chunk of Deno.stdin.readable) {
-  buf += new TextDecoder().decode(chunk);
+  buf += dec.decode(chunk, { stream: true });
   let i;
   while ((i = buf.indexOf("\n")) >= 0) {
     const msg = JSON.parse(buf.slice(0, i)); buf = buf.slice(i + 1);
