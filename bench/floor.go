@@ -2,12 +2,16 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -30,9 +34,10 @@ if (mode === "make") { Deno.writeFileSync(snap, py.makeMemorySnapshot()); Deno.e
 const enc = new TextEncoder();
 const out = (s) => { const b = enc.encode(s + "\n"); let o = 0; while (o < b.length) o += Deno.stdout.writeSync(b.subarray(o)); };
 out("ready");
+const dec = new TextDecoder();
 let buf = "";
 for await (const chunk of Deno.stdin.readable) {
-  buf += new TextDecoder().decode(chunk);
+  buf += dec.decode(chunk, { stream: true });
   let i;
   while ((i = buf.indexOf("\n")) >= 0) {
     const msg = JSON.parse(buf.slice(0, i)); buf = buf.slice(i + 1);
@@ -42,14 +47,29 @@ for await (const chunk of Deno.stdin.readable) {
 }
 `
 
-// floor runs the bare script.
+// floor runs the bare script, as the sandbox runs its runner: with the
+// same V8 flags and environment (newFloor reads them from a running
+// sandbox), and its V8 helper threads at the same priority (copyNice).
 type floor struct {
 	rt   *sandbox.Runtime
 	dir  string
 	snap string
+	// v8Flags and env are the sandbox's (its --v8-flags, its environment
+	// without DENO_DIR).
+	v8Flags string
+	env     []string
 }
 
-func newFloor(rt *sandbox.Runtime) (*floor, error) {
+// newFloor prepares the floor with the V8 flags and the environment of
+// the running sandbox process like (its PID), so that the two differ only
+// in the code they run: a V8 flag (--no-wasm-deopt: without it V8
+// recompiles Pyodide after every execution) or a malloc setting of the
+// sandbox's would otherwise count as our machinery, for or against it.
+func newFloor(rt *sandbox.Runtime, like int) (*floor, error) {
+	flags, env, err := denoSettings(like)
+	if err != nil {
+		return nil, fmt.Errorf("reading the sandbox's Deno settings: %w", err)
+	}
 	dir, err := os.MkdirTemp("", "parselbox-floor-")
 	if err != nil {
 		return nil, err
@@ -59,7 +79,7 @@ func newFloor(rt *sandbox.Runtime) (*floor, error) {
 	if err := os.WriteFile(filepath.Join(dir, "floor.mjs"), []byte(src), 0o600); err != nil {
 		return nil, err
 	}
-	f := &floor{rt: rt, dir: dir, snap: filepath.Join(dir, "floor.snap")}
+	f := &floor{rt: rt, dir: dir, snap: filepath.Join(dir, "floor.snap"), v8Flags: flags, env: env}
 	// Its own snapshot, made the same way ours is.
 	cmd := f.cmd("make")
 	cmd.Stderr = os.Stderr
@@ -69,22 +89,95 @@ func newFloor(rt *sandbox.Runtime) (*floor, error) {
 	return f, nil
 }
 
+// denoSettings are the --v8-flags argument and the environment (but
+// DENO_DIR) of Deno process pid, read from /proc.
+func denoSettings(pid int) (v8Flags string, env []string, err error) {
+	proc := filepath.Join("/proc", strconv.Itoa(pid))
+	cmdline, err := os.ReadFile(filepath.Join(proc, "cmdline"))
+	if err != nil {
+		return "", nil, err
+	}
+	for _, a := range strings.Split(string(cmdline), "\x00") {
+		if strings.HasPrefix(a, "--v8-flags=") {
+			v8Flags = a
+		}
+	}
+	if v8Flags == "" {
+		return "", nil, fmt.Errorf("process %d has no --v8-flags", pid)
+	}
+	environ, err := os.ReadFile(filepath.Join(proc, "environ"))
+	if err != nil {
+		return "", nil, err
+	}
+	for _, kv := range strings.Split(string(environ), "\x00") {
+		if kv != "" && !strings.HasPrefix(kv, "DENO_DIR=") {
+			env = append(env, kv)
+		}
+	}
+	return v8Flags, env, nil
+}
+
 func (f *floor) close() { os.RemoveAll(f.dir) }
 
 func (f *floor) cmd(mode string) *exec.Cmd {
 	p := f.rt.Pyodide
 	read := filepath.Join(p, "pyodide.asm.wasm") + "," + filepath.Join(p, "python_stdlib.zip") + "," +
 		filepath.Join(p, "pyodide-lock.json") + "," + f.dir
-	// The one V8 flag of the sandbox's that changes how fast Python runs
-	// (host/sandbox, denoArgs): without it, V8 recompiles Pyodide in the
-	// background after every execution, and the floor would be slower
-	// than a bare Deno + Pyodide run as well as it can be.
 	cmd := exec.Command(f.rt.Deno, "run", "--no-prompt", "--no-config", "--no-lock", "--no-remote", "--no-check",
-		"--v8-flags=--no-wasm-deopt",
-		"--allow-read="+read, "--allow-write="+f.snap, filepath.Join(f.dir, "floor.mjs"), mode, f.snap)
-	cmd.Env = []string{"DENO_DIR=" + filepath.Join(f.dir, "deno"), "NO_COLOR=1", "DENO_NO_UPDATE_CHECK=1"}
+		f.v8Flags, "--allow-read="+read, "--allow-write="+f.snap, filepath.Join(f.dir, "floor.mjs"), mode, f.snap)
+	cmd.Env = append([]string{"DENO_DIR=" + filepath.Join(f.dir, "deno")}, f.env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	return cmd
+}
+
+// copyNice gives each thread of process to the nice value of the threads
+// of process from that have its name (what the kernel keeps of it): the
+// sandbox lowers the priority of V8's helper threads, which compile and
+// collect garbage in the background, and the floor's get the same.
+func copyNice(from, to int) error {
+	nice := map[string]int{}
+	if err := eachThread(from, func(_ int, name string, n int) { nice[name] = n }); err != nil {
+		return err
+	}
+	var errs []error
+	err := eachThread(to, func(tid int, name string, n int) {
+		if want, ok := nice[name]; ok && want != n {
+			errs = append(errs, syscall.Setpriority(syscall.PRIO_PROCESS, tid, want))
+		}
+	})
+	return errors.Join(append(errs, err)...)
+}
+
+// eachThread calls fn with the id, name and nice value of each thread of
+// process pid.
+func eachThread(pid int, fn func(tid int, name string, nice int)) error {
+	dir := filepath.Join("/proc", strconv.Itoa(pid), "task")
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, t.Name(), "stat"))
+		if err != nil {
+			continue // the thread ended
+		}
+		// "tid (name) state ...": nice is the 17th field after the name.
+		open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+		f := strings.Fields(string(b[end+1:]))
+		if open < 0 || len(f) < 17 {
+			return fmt.Errorf("%s/%s/stat: unexpected format", dir, t.Name())
+		}
+		nice, err := strconv.Atoi(f[16])
+		if err != nil {
+			return err
+		}
+		fn(tid, string(b[open+1:end]), nice)
+	}
+	return nil
 }
 
 // floorProc is a running floor process.

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -33,6 +34,7 @@ func main() {
 		boots      = flag.Int("boots", 5, "boots to measure for each kind")
 		execs      = flag.Int("execs", 300, "executions (and calls) to measure in each run")
 		runs       = flag.Int("runs", 5, "runs of every measurement with a target, to report its spread")
+		warmup     = flag.Int("warmup", 1000, "part exec: executions of 1+1, not counted, on the fresh sandbox and floor of each run before its counted ones (V8 optimizes Pyodide's code for about the first 1000)")
 		only       = flag.String("only", "", "measure only these parts, comma-separated: "+strings.Join(parts, ", "))
 		cpuprofile = flag.String("cpuprofile", "", "write a CPU profile of this process (the host side) to this file")
 		sessions   = flag.Int("density-sessions", densitySessions, "part density: the sessions one host holds (the targets are for 50; fewer for a quick look)")
@@ -41,7 +43,7 @@ func main() {
 		layers     = flag.Bool("confine-layers", false, "part confine: also measure each layer's cost in the same rounds (a sandbox confined with all layers but that one, per layer)")
 	)
 	flag.Parse()
-	b := &bench{results: results{}, boots: *boots, execs: *execs, runs: max(*runs, 1), only: map[string]bool{},
+	b := &bench{results: results{}, boots: *boots, execs: *execs, runs: max(*runs, 1), warmup: max(*warmup, 0), only: map[string]bool{},
 		densitySessions: max(*sessions, 1), densitySamples: *samples, confineLayers: *layers}
 	for _, l := range strings.Split(*without, ",") {
 		if l = strings.TrimSpace(l); l != "" {
@@ -92,6 +94,8 @@ type bench struct {
 	results      results
 	boots, execs int
 	runs         int
+	warmup       int  // executions before each run's counted ones
+	warming      bool // a warm-up run: add records nothing
 	rt           *sandbox.Runtime
 	cacheDir     string
 	plugin       string          // the plugin binary measured, if any
@@ -129,8 +133,11 @@ func (r results) v(key string) float64 {
 	return 0
 }
 
-// add records one run's value of a metric.
+// add records one run's value of a metric (nothing in a warm-up run).
 func (b *bench) add(key string, v float64) {
+	if b.warming {
+		return
+	}
 	m := b.results[key]
 	if m == nil {
 		m = &metric{}
@@ -147,6 +154,36 @@ func round(v float64) float64 {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
+// eachRun calls run for each of b.runs counted runs, after one that is not
+// counted (run -1; add records nothing): the first run of a bench process
+// is always the slowest (measured: call_inproc_p50_ms 0.9-2.2 ms against
+// 0.3-0.7 in later runs), as the code of the processes that live through
+// the runs (the bench, the MCP servers, a sandbox measured over several
+// runs) is compiled and the caches fill.
+func (b *bench) eachRun(what string, run func(run int) error) error {
+	for i := -1; i < b.runs; i++ {
+		if i < 0 {
+			fmt.Printf("%s, warm-up run (not counted) ...\n", what)
+		} else {
+			fmt.Printf("%s, run %d of %d ...\n", what, i+1, b.runs)
+		}
+		b.warming = i < 0
+		err := run(i)
+		b.warming = false
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// shuffled returns the indices 0..n-1 in a random order: the order of the
+// measurements of one round, so that none always comes first (measured:
+// the order alone moved exec_minus_floor_p50_ms by about 0.1 ms).
+func shuffled(n int) []int {
+	return rand.Perm(n)
+}
+
 func (b *bench) run(runtimeDir string) error {
 	ctx := context.Background()
 	rt, err := sandbox.FindRuntime(runtimeDir)
@@ -162,12 +199,6 @@ func (b *bench) run(runtimeDir string) error {
 	if !b.measures("boot") && !b.measures("exec") {
 		return b.runRest(ctx)
 	}
-	fmt.Println("preparing the floor (a bare Deno + Pyodide script) and our snapshot ...")
-	fl, err := newFloor(rt)
-	if err != nil {
-		return err
-	}
-	defer fl.close()
 
 	// Cold boot: no snapshot at all. The first start also builds our snapshot.
 	if b.measures("boot") {
@@ -183,31 +214,42 @@ func (b *bench) run(runtimeDir string) error {
 	if err != nil {
 		return err
 	}
+	fmt.Println("preparing the floor (a bare Deno + Pyodide script) ...")
+	fl, err := newFloor(rt, sb.PID()) // with this sandbox's V8 flags
 	sb.Close()
+	if err != nil {
+		return err
+	}
+	defer fl.close()
 
 	// Snapshot boots, alternating with the floor's so both see the same
-	// load; each boot is one run.
-	for range b.boots {
+	// load, and which boots first too; each boot is one run.
+	for i := range b.boots {
 		if !b.measures("boot") {
 			break
 		}
-		began := time.Now()
-		sb, err := b.start(ctx, false)
-		if err != nil {
-			return err
+		for _, floorsTurn := range []bool{i%2 == 1, i%2 == 0} {
+			if floorsTurn {
+				fp, d, err := fl.start()
+				if err != nil {
+					return err
+				}
+				b.add("floor_boot_snapshot_ms", ms(d))
+				fp.close()
+				continue
+			}
+			began := time.Now()
+			sb, err := b.start(ctx, false)
+			if err != nil {
+				return err
+			}
+			b.add("boot_snapshot_ms", ms(time.Since(began)))
+			snap := sb.Ready().Snapshot
+			sb.Close()
+			if !snap {
+				return fmt.Errorf("boot_snapshot_ms: the sandbox did not boot from the snapshot")
+			}
 		}
-		b.add("boot_snapshot_ms", ms(time.Since(began)))
-		snap := sb.Ready().Snapshot
-		sb.Close()
-		if !snap {
-			return fmt.Errorf("boot_snapshot_ms: the sandbox did not boot from the snapshot")
-		}
-		fp, d, err := fl.start()
-		if err != nil {
-			return err
-		}
-		b.add("floor_boot_snapshot_ms", ms(d))
-		fp.close()
 	}
 
 	if b.measures("exec") {
@@ -216,11 +258,8 @@ func (b *bench) run(runtimeDir string) error {
 			return fmt.Errorf("MCP: %w", err)
 		}
 		defer mcp.close()
-		for run := range b.runs {
-			fmt.Printf("exec and MCP round trips, run %d of %d ...\n", run+1, b.runs)
-			if err := b.execRun(ctx, fl, mcp); err != nil {
-				return err
-			}
+		if err := b.eachRun("exec and MCP round trips", func(int) error { return b.execRun(ctx, fl, mcp) }); err != nil {
+			return err
 		}
 	}
 	return b.runRest(ctx)
@@ -274,9 +313,18 @@ func (b *bench) runRest(ctx context.Context) error {
 
 // execRun is one run of exec round trips of 1+1: ours and the floor's on
 // freshly snapshot-booted processes, and execute_code over each MCP
-// transport, interleaved so that all see the same load. Every answer is
-// checked. The memory of both processes is read at boot and after the
-// same executions.
+// transport, all in rounds of one of each, in a random order per round, so
+// that all see the same load and none always comes first (nor always
+// after the same one). Every answer is checked. The memory of both
+// processes is read at boot and after the same executions.
+//
+// Ours and the floor's first run b.warmup executions each, alternating,
+// not counted: V8 compiles Pyodide's hot functions with its optimizing
+// tier once they have run enough, in the background, for about the first
+// 1000 executions of 1+1 (measured with --trace-wasm-compilation-times);
+// the counted ones then compare two processes in the same state, where
+// neither still compiles. The MCP servers' sandboxes live through the runs
+// (the warm-up run warms them).
 func (b *bench) execRun(ctx context.Context, fl *floor, mc *mcpClients) error {
 	sb, err := b.start(ctx, false)
 	if err != nil {
@@ -288,80 +336,92 @@ func (b *bench) execRun(ctx context.Context, fl *floor, mc *mcpClients) error {
 		return err
 	}
 	defer fp.close()
+	if err := copyNice(sb.PID(), fp.pid()); err != nil {
+		return fmt.Errorf("the floor's thread priorities: %w", err)
+	}
 	if mb, err := rssOf(sb.PID()); err == nil {
 		b.add("rss_mb", float64(mb))
 	}
 	if mb, err := rssOf(fp.pid()); err == nil {
 		b.add("floor_rss_mb", float64(mb))
 	}
-	var ours, theirs, overHTTP, overStdio, noop, pingHTTP, pingStdio []float64
-	var rawStdio, rawNoop []float64 // the minimal client's (rawStdio)
-	var cpu0, floorCPU0 time.Duration
-	for i := range b.execs + 20 {
-		if i == 20 { // after the warm-up
-			cpu0, _ = cpuOf(sb.PID())
-			floorCPU0, _ = cpuOf(fp.pid())
-		}
+	exec := func() (time.Duration, error) {
 		t0 := time.Now()
 		r, err := sb.Exec(ctx, "1+1", time.Minute)
-		d1 := time.Since(t0)
+		d := time.Since(t0)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if r.Error != nil || string(r.Output) != "2" {
-			return fmt.Errorf("exec 1+1 = %s, error %+v", r.Output, r.Error)
+			return 0, fmt.Errorf("exec 1+1 = %s, error %+v", r.Output, r.Error)
 		}
-		t0 = time.Now()
-		if err := fp.exec("1+1", "2"); err != nil {
+		return d, nil
+	}
+	floorExec := func() (time.Duration, error) {
+		t0 := time.Now()
+		err := fp.exec("1+1", "2")
+		return time.Since(t0), err
+	}
+	for i := range b.warmup {
+		first, second := exec, floorExec
+		if i%2 == 1 {
+			first, second = floorExec, exec
+		}
+		if _, err := first(); err != nil {
 			return err
 		}
-		d2 := time.Since(t0)
-		dh, err := callExec(ctx, mc.http, "1+1", `{"result":2}`)
-		if err != nil {
-			return fmt.Errorf("over HTTP: %w", err)
+		if _, err := second(); err != nil {
+			return err
 		}
-		var ds time.Duration
-		if mc.stdio != nil {
-			if ds, err = callExec(ctx, mc.stdio, "1+1", `{"result":2}`); err != nil {
-				return fmt.Errorf("over stdio: %w", err)
+	}
+	cpu0, _ := cpuOf(sb.PID())
+	floorCPU0, _ := cpuOf(fp.pid())
+
+	// The measurements of a round, each with the samples it adds to.
+	var ours, theirs, overHTTP, overStdio, noop, pingHTTP, pingStdio []float64
+	var rawStdio, rawNoop []float64 // the minimal client's (rawStdio)
+	type measurement struct {
+		samples *[]float64
+		run     func() (time.Duration, error)
+	}
+	var round []measurement
+	add := func(samples *[]float64, what string, run func() (time.Duration, error)) {
+		round = append(round, measurement{samples, func() (time.Duration, error) {
+			d, err := run()
+			if err != nil && what != "" {
+				err = fmt.Errorf("%s: %w", what, err)
 			}
-		}
-		var dn time.Duration
-		if mc.noop != nil {
-			if dn, err = callExec(ctx, mc.noop, "1+1", `{"result":2}`); err != nil {
-				return fmt.Errorf("no-op server over stdio: %w", err)
+			return d, err
+		}})
+	}
+	add(&ours, "", exec)
+	add(&theirs, "", floorExec)
+	add(&overHTTP, "over HTTP", func() (time.Duration, error) { return callExec(ctx, mc.http, "1+1", `{"result":2}`) })
+	// The transports' own round trip, without the sandbox: a ping.
+	add(&pingHTTP, "ping over HTTP", func() (time.Duration, error) { return ping(ctx, mc.http) })
+	if mc.stdio != nil {
+		add(&overStdio, "over stdio", func() (time.Duration, error) { return callExec(ctx, mc.stdio, "1+1", `{"result":2}`) })
+		add(&pingStdio, "ping over stdio", func() (time.Duration, error) { return ping(ctx, mc.stdio) })
+	}
+	if mc.noop != nil {
+		add(&noop, "no-op server over stdio", func() (time.Duration, error) { return callExec(ctx, mc.noop, "1+1", `{"result":2}`) })
+	}
+	if mc.rawStdio != nil {
+		add(&rawStdio, "over stdio, minimal client", func() (time.Duration, error) { return callRawExec(mc.rawStdio, "1+1", `{"result":2}`) })
+		add(&rawNoop, "no-op server over stdio, minimal client", func() (time.Duration, error) { return callRawExec(mc.rawNoop, "1+1", `{"result":2}`) })
+	}
+	for range b.execs {
+		for _, i := range shuffled(len(round)) {
+			d, err := round[i].run()
+			if err != nil {
+				return err
 			}
-		}
-		var dr, drn time.Duration
-		if mc.rawStdio != nil {
-			if dr, err = callRawExec(mc.rawStdio, "1+1", `{"result":2}`); err != nil {
-				return fmt.Errorf("over stdio, minimal client: %w", err)
-			}
-			if drn, err = callRawExec(mc.rawNoop, "1+1", `{"result":2}`); err != nil {
-				return fmt.Errorf("no-op server over stdio, minimal client: %w", err)
-			}
-		}
-		// The transports' own round trip, without the sandbox: a ping.
-		var ph, ps time.Duration
-		if ph, err = ping(ctx, mc.http); err != nil {
-			return fmt.Errorf("ping over HTTP: %w", err)
-		}
-		if mc.stdio != nil {
-			if ps, err = ping(ctx, mc.stdio); err != nil {
-				return fmt.Errorf("ping over stdio: %w", err)
-			}
-		}
-		if i >= 20 { // after a warm-up
-			ours, theirs = append(ours, ms(d1)), append(theirs, ms(d2))
-			overHTTP, overStdio = append(overHTTP, ms(dh)), append(overStdio, ms(ds))
-			noop = append(noop, ms(dn))
-			rawStdio, rawNoop = append(rawStdio, ms(dr)), append(rawNoop, ms(drn))
-			pingHTTP, pingStdio = append(pingHTTP, ms(ph)), append(pingStdio, ms(ps))
+			*round[i].samples = append(*round[i].samples, ms(d))
 		}
 	}
 	// The same comparisons as paired differences: each sample minus the one
-	// taken next to it, so that load that comes and goes during the run
-	// weighs on both sides of each difference alike.
+	// taken in the same round, so that load that comes and goes during the
+	// run weighs on both sides of each difference alike.
 	b.add("exec_minus_floor_p50_ms", percentile(minus(ours, theirs), 50))
 	b.add("mcp_minus_exec_p50_ms", percentile(minus(overHTTP, ours), 50))
 	if mc.stdio != nil {

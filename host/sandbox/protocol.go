@@ -12,6 +12,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 )
 
 // message is one line of the host ↔ sandbox protocol: a request (ID and
@@ -123,16 +124,20 @@ func decodeResult(raw []byte) (*Result, error) {
 		case "output":
 			r.Output, hasOutput = val, true
 		case "stdout":
-			err = json.Unmarshal(val, &r.Stdout)
+			r.Stdout, err = decodeString(val)
 		case "stderr":
-			err = json.Unmarshal(val, &r.Stderr)
+			r.Stderr, err = decodeString(val)
 		case "view":
 			err = json.Unmarshal(val, &r.View)
 		case "files":
-			if string(val) == "null" {
+			switch string(val) {
+			case "null":
 				return errors.New("files is null")
+			case "[]": // most executions write no file
+				r.Files = []string{}
+			default:
+				err = json.Unmarshal(val, &r.Files)
 			}
-			err = json.Unmarshal(val, &r.Files)
 		case "error":
 			r.Error, err = decodeError(val)
 		default:
@@ -153,6 +158,21 @@ func decodeResult(raw []byte) (*Result, error) {
 		r.Files = []string{}
 	}
 	return &r, nil
+}
+
+// decodeString decodes a JSON string, part of valid JSON: without escapes
+// and in valid UTF-8 (as the empty stdout and stderr of most executions),
+// its bytes are the string; otherwise encoding/json decodes it.
+func decodeString(val []byte) (string, error) {
+	if len(val) >= 2 && val[0] == '"' {
+		raw := val[1 : len(val)-1]
+		if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+			return string(raw), nil
+		}
+	}
+	var s string
+	err := json.Unmarshal(val, &s)
+	return s, err
 }
 
 // members calls fn with each member of the JSON object b, in order: its key

@@ -102,6 +102,18 @@ func TestDecodeResult(t *testing.T) {
 	if err != nil || r.Error == nil || r.Error.Type != "KeyboardInterrupt" {
 		t.Errorf("with error: %+v, %v", r, err)
 	}
+	// Strings decode as encoding/json decodes them, escapes and invalid
+	// UTF-8 included.
+	for _, text := range []string{`""`, `"out"`, `"a\"b\u00e9\n"`, "\"\xff\xfe\"", `"é"`} {
+		r, err := decodeResult([]byte(`{"output":1,"stdout":` + text + `,"files":[]}`))
+		var want string
+		if err := json.Unmarshal([]byte(text), &want); err != nil {
+			t.Fatal(err)
+		}
+		if err != nil || r.Stdout != want || r.Files == nil {
+			t.Errorf("stdout %s: %+v, %v; want %q", text, r, err, want)
+		}
+	}
 	for name, raw := range map[string]string{
 		"no output":     `{"stdout":"","stderr":"","error":null,"files":[]}`,
 		"note":          `{"output":1,"note":"forged"}`,
