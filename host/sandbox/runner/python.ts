@@ -25,7 +25,7 @@ export async function loadPython(o: BootOptions): Promise<Any> {
   const snapshot = o.snapshot && !o.make ? Deno.readFileSync(o.snapshot) : undefined;
   const py: Any = await loadPyodide({
     indexURL: o.indexURL,
-    createPyodideModule,
+    createPyodideModule: snapshot ? sparseRestore : createPyodideModule,
     jsglobals: jsglobals(),
     env: { HOME: "/workspace" },
     stdout: o.onOutput,
@@ -44,6 +44,104 @@ export async function loadPython(o: BootOptions): Promise<Any> {
     Deno.exit(0);
   }
   return py;
+}
+
+// sparseRestore creates the module as createPyodideModule does, with a
+// restoreSnapshot that leaves the fresh wasm memory's untouched pages
+// alone where the snapshot has zeros: the memory reads as zeros until a
+// page is written, and half of the 30 MB snapshot is zero pages (the
+// unused depth of the 10 MB C stack and the free top of the heap), which
+// the plain copy made resident in every sandbox.
+//
+// Before the restore, the module wrote its static data (data segments),
+// and its constructors used the top of the stack and allocated a few KB
+// (up to the sbrk break). There, a page the snapshot has as zeros may not
+// be zero in memory: it is compared and cleared. Reading a page of the
+// fresh memory makes it resident too, so only those places are read: the
+// static data, the heap below the break, and the stack from its base down
+// to the first run of untouched pages.
+async function sparseRestore(settings: Any): Promise<Any> {
+  const mod: Any = await createPyodideModule(settings);
+  const api = mod.API;
+  const restore = api.restoreSnapshot;
+  api.restoreSnapshot = (snap: Uint8Array) => {
+    // The header (magic, where the memory image starts, the build id and
+    // metadata) is checked and read by Pyodide's own restoreSnapshot,
+    // given only the header; the image is copied here.
+    const start = new Uint32Array(snap.buffer, snap.byteOffset, 2)[1];
+    const meta = restore.call(api, snap.subarray(0, start));
+    copyImage(mod, snap.subarray(start));
+    return meta;
+  };
+  return mod;
+}
+
+const PAGE = 4096;
+// Untouched stack pages in a row below which the constructors did not
+// reach (a frame of 64 KB of zeros is not what they leave).
+const STACK_CLEAN_RUN = 16;
+
+function copyImage(mod: Any, image: Uint8Array): void {
+  const heap: Uint8Array = mod.HEAPU8;
+  const stackLow: number = mod._emscripten_stack_get_end(); // the stack grows down to here
+  const stackBase: number = mod._emscripten_stack_get_base();
+  const brk: number = mod.HEAPU32[mod._emscripten_get_sbrk_ptr() >>> 2];
+  if (!(stackLow > 0 && stackLow < stackBase && stackBase <= brk && brk <= image.length)) {
+    heap.set(image); // not the layout this relies on: copy it all
+    return;
+  }
+  if (image.byteOffset % 4 !== 0 || heap.byteOffset % 4 !== 0) {
+    heap.set(image); // not expected: the snapshot's header is whole words
+    return;
+  }
+  const img = new Uint32Array(image.buffer, image.byteOffset, image.length >> 2);
+  const mem = new Uint32Array(heap.buffer, heap.byteOffset, image.length >> 2);
+  const pages = Math.ceil(image.length / PAGE);
+  const isZero = (a: Uint32Array, p: number) => zeroWords(a, p * WORDS, Math.min((p + 1) * WORDS, a.length));
+  // Which pages may have been written before the restore.
+  const stackTop = Math.floor((stackBase - 1) / PAGE); // the base's page
+  let stackClean = -1; // stack pages below this one are untouched
+  for (let p = stackTop, run = 0; p >= Math.floor(stackLow / PAGE); p--) {
+    run = isZero(mem, p) ? run + 1 : 0;
+    if (run === STACK_CLEAN_RUN) {
+      stackClean = p;
+      break;
+    }
+  }
+  const written = (p: number) => {
+    const from = p * PAGE;
+    if (from < stackLow) return true; // static data
+    if (from < stackBase) return stackClean < 0 || p >= stackClean; // the stack
+    return from < brk; // the heap below the break
+  };
+  let run = -1; // the first page of a run of pages to copy
+  for (let p = 0; p <= pages; p++) {
+    const copy = p < pages && (!isZero(img, p) || written(p) && !isZero(mem, p));
+    if (copy) {
+      if (run < 0) run = p;
+      continue;
+    }
+    if (run >= 0) {
+      heap.set(image.subarray(run * PAGE, Math.min(p * PAGE, image.length)), run * PAGE);
+      run = -1;
+    }
+  }
+  // A tail shorter than a word (the image is whole pages: not expected).
+  for (let i = img.length << 2; i < image.length; i++) heap[i] = image[i];
+}
+
+const WORDS = PAGE / 4;
+
+// zeroWords says whether a[from:to] is all zeros.
+function zeroWords(a: Uint32Array, from: number, to: number): boolean {
+  let acc = 0;
+  let i = from;
+  for (; i + 8 <= to; i += 8) {
+    acc |= a[i] | a[i + 1] | a[i + 2] | a[i + 3] | a[i + 4] | a[i + 5] | a[i + 6] | a[i + 7];
+    if (acc !== 0) return false;
+  }
+  for (; i < to; i++) acc |= a[i];
+  return acc === 0;
 }
 
 // installPackage writes python/_parselbox/*.py into the interpreter's file
