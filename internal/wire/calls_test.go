@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -272,5 +273,53 @@ func TestCallsFallBackToRun(t *testing.T) {
 	}
 	if !c.noCalls.Load() || srv.runs.Load() != n {
 		t.Errorf("noCalls = %v, Run RPCs = %d; want true, %d", c.noCalls.Load(), srv.runs.Load(), n)
+	}
+}
+
+// TestCallsMessageSizes: a result bigger than gRPC's default limit (4 MB)
+// comes back on the stream; a result or arguments too big for a message
+// (MaxMessageSize) fail their own call and leave the stream to the others.
+func TestCallsMessageSizes(t *testing.T) {
+	t.Parallel()
+	quoted := func(n int) json.RawMessage {
+		b := make([]byte, n+2)
+		for i := range b {
+			b[i] = 'x'
+		}
+		b[0], b[n+1] = '"', '"'
+		return b
+	}
+	b := funcBridge(func(_ context.Context, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
+		switch req.Name {
+		case "big":
+			return &protocol.CallToolResult{Content: quoted(5 << 20)}, nil
+		case "huge":
+			return &protocol.CallToolResult{Content: quoted(MaxMessageSize)}, nil
+		}
+		return &protocol.CallToolResult{Content: json.RawMessage(`"small"`)}, nil
+	})
+	srv := &countingServer{}
+	c, _ := connectCounting(t, b, srv)
+
+	res, err := c.CallTool(t.Context(), &protocol.CallToolRequest{Name: "big"})
+	if err != nil || len(res.Content) != 5<<20+2 {
+		t.Errorf("5 MB result: %d bytes, %v", len(res.Content), err)
+	}
+	_, err = c.CallTool(t.Context(), &protocol.CallToolRequest{Name: "huge"})
+	var te *protocol.ToolError
+	if !errors.As(err, &te) || te.Code != protocol.CodeInternal || !strings.Contains(te.Message, `the result of tool "huge" is`) {
+		t.Errorf("oversized result: %v, want a ToolError about its size", err)
+	}
+	_, err = c.CallTool(t.Context(), &protocol.CallToolRequest{Name: "small", Arguments: quoted(MaxMessageSize)})
+	if status.Code(errors.Unwrap(err)) != codes.ResourceExhausted {
+		t.Errorf("oversized arguments: %v, want ResourceExhausted", err)
+	}
+	res, err = c.CallTool(t.Context(), &protocol.CallToolRequest{Name: "small"})
+	if err != nil || string(res.Content) != `"small"` {
+		t.Errorf("small call after them = %+v, %v", res, err)
+	}
+	// On the stream, the oversized arguments would have ended it.
+	if streams := srv.streams.Load(); streams != 1 {
+		t.Errorf("Calls streams = %d, want 1", streams)
 	}
 }

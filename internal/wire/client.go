@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/parselbox/parselbox/internal/protocol"
 	bridgev1 "github.com/parselbox/parselbox/proto/parselbox/bridge/v1"
@@ -199,6 +200,11 @@ func (c *Client) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*
 // if there is none. It returns errNoCalls, without making the call, when
 // the bridge does not implement Calls.
 func (c *Client) multiplexed(ctx context.Context, start *bridgev1.CallStart) (*protocol.CallToolResult, error) {
+	if proto.Size(start) > MaxMessageSize-callsOverhead {
+		// Too big for the bridge to read: Run fails this call alone,
+		// where the stream would end with it, failing every call on it.
+		return nil, errNoCalls
+	}
 	op := "calling tool " + start.GetName()
 	cs, err := c.callStream()
 	if err != nil {
@@ -225,8 +231,13 @@ func (c *Client) multiplexed(ctx context.Context, start *bridgev1.CallStart) (*p
 	return nil, c.rpcError(ctx, op, err)
 }
 
-// errNoCalls reports a bridge without the Calls RPC.
-var errNoCalls = errors.New("the bridge does not implement Calls")
+// errNoCalls reports a call not made on the Calls stream: the bridge does
+// not implement Calls, or the call's arguments are too big for it.
+var errNoCalls = errors.New("not a call for the Calls stream")
+
+// callsOverhead bounds what a CallsRequest or CallsResponse adds to the
+// CallStart or outcome it carries (an id and the tags).
+const callsOverhead = 64
 
 // callStream returns the open Calls stream, opening one if there is none.
 func (c *Client) callStream() (*callStream, error) {

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/parselbox/parselbox/internal/protocol"
 	bridgev1 "github.com/parselbox/parselbox/proto/parselbox/bridge/v1"
@@ -228,13 +229,19 @@ func (s *server) Calls(stream bridgev1.Bridge_CallsServer) error {
 			go func() {
 				defer wg.Done()
 				res, err := s.run(ctx, m.Start)
+				out := outcomeToPB(id, res, err)
+				if n := proto.Size(out); n > MaxMessageSize {
+					// Sending it would end the stream and every call on it.
+					out = outcomeToPB(id, nil, protocol.Errorf(protocol.CodeInternal,
+						"the result of tool %q is %d bytes, more than the %d bytes a message to the host may have", m.Start.GetName(), n, MaxMessageSize))
+				}
 				mu.Lock()
 				delete(running, id)
 				mu.Unlock()
 				cancel()
 				sendMu.Lock()
 				defer sendMu.Unlock()
-				_ = stream.Send(outcomeToPB(id, res, err)) // a broken stream ends Recv above
+				_ = stream.Send(out) // a broken stream ends Recv above
 			}()
 		}
 	}
