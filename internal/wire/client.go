@@ -198,7 +198,9 @@ func (c *Client) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*
 
 // multiplexed makes a plain call on the Calls stream, opening the stream
 // if there is none. It returns errNoCalls, without making the call, when
-// the bridge does not implement Calls.
+// the bridge does not implement Calls or the call is too big for the
+// stream. The tool's context in the bridge has no deadline: the host's
+// cancel ends it.
 func (c *Client) multiplexed(ctx context.Context, start *bridgev1.CallStart) (*protocol.CallToolResult, error) {
 	if proto.Size(start) > MaxMessageSize-callsOverhead {
 		// Too big for the bridge to read: Run fails this call alone,
