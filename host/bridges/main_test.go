@@ -76,6 +76,7 @@ func newTestBridge() *sdk.Bridge {
 		mu       sync.Mutex
 		cfg      testConfig
 		active   int
+		blocked  int
 		maxSeen  int
 		arrivals = make(chan struct{})
 	)
@@ -131,9 +132,24 @@ func newTestBridge() *sdk.Bridge {
 		return cfg.Value, nil
 	})
 	sdk.AddTool(b, &sdk.Tool{Name: "block"}, func(ctx context.Context, req *sdk.CallToolRequest, in none) (any, error) {
+		mu.Lock()
+		blocked++
+		mu.Unlock()
+		defer func() {
+			mu.Lock()
+			blocked--
+			mu.Unlock()
+		}()
 		req.Log("blocked")
 		<-ctx.Done()
 		return nil, sdk.Errorf(sdk.CodeCancelled, "block: stopped by the cancel")
+	})
+	// blocked says how many calls of block are running (for calls whose
+	// log nobody reads).
+	sdk.AddTool(b, &sdk.Tool{Name: "blocked"}, func(ctx context.Context, req *sdk.CallToolRequest, in none) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return blocked, nil
 	})
 	sdk.AddTool(b, &sdk.Tool{Name: "boom"}, func(ctx context.Context, req *sdk.CallToolRequest, in none) (any, error) {
 		panic("boom in the bridge")

@@ -494,6 +494,49 @@ func TestCrashAndRestart(t *testing.T) {
 	}
 }
 
+// TestCrashDuringPlainCall kills the plugin while a call without events
+// (one on the shared Calls stream) runs: the call reports the crash, and
+// the next call restarts the plugin.
+func TestCrashDuringPlainCall(t *testing.T) {
+	t.Parallel()
+	m := newManager(t, bridges.Options{})
+	b := start(t, m, "crashyplain", config(t, map[string]any{"value": "configured"}))
+	pid := pidOf(t, b)
+
+	done := make(chan struct{})
+	var res *sdk.CallToolResult
+	var err error
+	go func() {
+		defer close(done)
+		res, err = b.CallTool(t.Context(), &sdk.CallToolRequest{Name: "block"})
+	}()
+	for string(call(t, b, "blocked", `{}`)) != "1" {
+		select {
+		case <-done:
+			t.Fatalf("block returned early: %+v, %v", res, err)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+
+	var te *sdk.ToolError
+	if res != nil || !errors.Is(err, bridges.ErrBridgeShutdown) || !errors.As(err, &te) || te.Code != sdk.CodeUnavailable {
+		t.Fatalf("in-flight call = %+v, %v; want ErrBridgeShutdown, a ToolError with code unavailable", res, err)
+	}
+	if want := `bridge "crashyplain" crashed while running tool "block"`; !strings.Contains(err.Error(), want) {
+		t.Errorf("in-flight error %q does not contain %q", err, want)
+	}
+	if got := string(call(t, b, "config", `{}`)); got != `"configured"` {
+		t.Errorf("config after restart = %s", got)
+	}
+	if got := pidOf(t, b); got == pid {
+		t.Errorf("pid after restart = %d, the same as before", got)
+	}
+}
+
 // TestCrashWhileIdle kills the plugin between calls: the next call notices
 // and restarts it.
 func TestCrashWhileIdle(t *testing.T) {

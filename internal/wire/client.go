@@ -3,7 +3,9 @@ package wire
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/parselbox/parselbox/internal/protocol"
 	bridgev1 "github.com/parselbox/parselbox/proto/parselbox/bridge/v1"
@@ -30,8 +33,9 @@ type ClientOptions struct {
 
 // Client is the host side of one bridge plugin: it implements
 // protocol.BridgeServer and protocol.Shutdowner over the plugin's gRPC
-// connection. It is safe for concurrent use; every CallTool is its own
-// stream.
+// connection. It is safe for concurrent use. Plain calls share one Calls
+// stream, opened at the first; a call with messages or events is its own
+// Call stream.
 //
 // Errors: a failure that the bridge reports is a *protocol.ToolError (a
 // *protocol.ConfigError from Configure); a broken connection wraps
@@ -42,6 +46,10 @@ type Client struct {
 	done   context.Context // done when the plugin's process has exited
 	grace  time.Duration
 	noRun  atomic.Bool // the bridge does not implement Run
+
+	noCalls atomic.Bool // the bridge does not implement Calls
+	callsMu sync.Mutex
+	calls   *callStream // the open Calls stream; nil until the first call, or after it ended
 }
 
 // NewClient returns a Client over conn. done is done when the plugin's
@@ -110,8 +118,9 @@ func (c *Client) Shutdown(ctx context.Context) error {
 }
 
 // CallTool implements protocol.BridgeServer. A call that sends no messages
-// and whose events nobody reads (req.Inbox and req.Events nil) is one Run
-// RPC; cancelling ctx cancels it on both sides. Any other call is a Call
+// and whose events nobody reads (req.Inbox and req.Events nil) goes on the
+// Calls stream (a Run RPC for a bridge without it); cancelling ctx cancels
+// it on both sides and returns at once. Any other call is a Call
 // stream: it streams the call's log lines and progress into req.Events and
 // the messages of req.Inbox into the call; when ctx is cancelled it sends a
 // cancel and waits up to CancelGrace for the bridge's result (normally
@@ -126,6 +135,12 @@ func (c *Client) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*
 		args = json.RawMessage(`{}`)
 	}
 	start := &bridgev1.CallStart{Name: req.Name, Arguments: args, TaskId: req.TaskID}
+	if req.Events == nil && req.Inbox == nil && !c.noCalls.Load() {
+		res, err := c.multiplexed(ctx, start)
+		if !errors.Is(err, errNoCalls) {
+			return res, err
+		}
+	}
 	if req.Events == nil && req.Inbox == nil && !c.noRun.Load() {
 		res, err := c.rpc.Run(ctx, start)
 		if status.Code(err) == codes.Unimplemented {
@@ -179,6 +194,72 @@ func (c *Client) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*
 			return resultFromPB(m.Result), nil
 		}
 	}
+}
+
+// multiplexed makes a plain call on the Calls stream, opening the stream
+// if there is none. It returns errNoCalls, without making the call, when
+// the bridge does not implement Calls or the call is too big for the
+// stream. The tool's context in the bridge has no deadline: the host's
+// cancel ends it.
+func (c *Client) multiplexed(ctx context.Context, start *bridgev1.CallStart) (*protocol.CallToolResult, error) {
+	if proto.Size(start) > MaxMessageSize-callsOverhead {
+		// Too big for the bridge to read: Run fails this call alone,
+		// where the stream would end with it, failing every call on it.
+		return nil, errNoCalls
+	}
+	op := "calling tool " + start.GetName()
+	cs, err := c.callStream()
+	if err != nil {
+		return nil, c.rpcError(ctx, op, err)
+	}
+	id, outcome, err := cs.start(start)
+	if err == nil {
+		select {
+		case out := <-outcome:
+			if out != nil {
+				return outcomeFromPB(out)
+			}
+			err = cs.reason()
+		case <-ctx.Done():
+			go cs.cancel(id) // the caller need not wait for the send
+			return nil, fmt.Errorf("%s: %w", op, ctx.Err())
+		}
+	}
+	// The stream has ended (or had before the call started).
+	if status.Code(err) == codes.Unimplemented {
+		c.noCalls.Store(true) // a bridge built before Calls
+		return nil, errNoCalls
+	}
+	return nil, c.rpcError(ctx, op, err)
+}
+
+// errNoCalls reports a call not made on the Calls stream: the bridge does
+// not implement Calls, or the call's arguments are too big for it.
+var errNoCalls = errors.New("not a call for the Calls stream")
+
+// callsOverhead bounds what a CallsRequest or CallsResponse adds to the
+// CallStart or outcome it carries (an id and the tags).
+const callsOverhead = 64
+
+// callStream returns the open Calls stream, opening one if there is none.
+func (c *Client) callStream() (*callStream, error) {
+	c.callsMu.Lock()
+	defer c.callsMu.Unlock()
+	if c.calls != nil {
+		return c.calls, nil
+	}
+	cs, err := openCallStream(c.done, c.rpc, func(cs *callStream) {
+		c.callsMu.Lock()
+		if c.calls == cs {
+			c.calls = nil // the next call opens a new one
+		}
+		c.callsMu.Unlock()
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.calls = cs
+	return cs, nil
 }
 
 // feed is the only sender on a call's stream after its start: it forwards

@@ -144,6 +144,39 @@ func errorStatus(err error) error {
 	return st.Err()
 }
 
+// outcomeToPB is the CallsResponse of call id that ended with res or err:
+// what Run answers, as a message (errorStatus's cases).
+func outcomeToPB(id uint64, res *protocol.CallToolResult, err error) *bridgev1.CallsResponse {
+	out := &bridgev1.CallsResponse{Id: id}
+	var de *protocol.DeclineError
+	var ce *protocol.ConfigError
+	switch {
+	case err == nil:
+		out.Outcome = &bridgev1.CallsResponse_Result{Result: resultToPB(res)}
+	case errors.As(err, &de):
+		out.Outcome = &bridgev1.CallsResponse_Declined{Declined: validUTF8(de.Reason)}
+	case errors.As(err, &ce):
+		out.Outcome = &bridgev1.CallsResponse_ConfigError{ConfigError: &bridgev1.ConfigError{Key: validUTF8(ce.Key), Message: validUTF8(ce.Message)}}
+	default:
+		out.Outcome = &bridgev1.CallsResponse_Error{Error: toolErrorToPB(protocol.AsToolError(err))}
+	}
+	return out
+}
+
+// outcomeFromPB is the result or error of a CallsResponse, as the client
+// returns them for a Run (typedError's and rpcError's cases).
+func outcomeFromPB(out *bridgev1.CallsResponse) (*protocol.CallToolResult, error) {
+	switch o := out.GetOutcome().(type) {
+	case *bridgev1.CallsResponse_Error:
+		return nil, toolErrorFromPB(o.Error)
+	case *bridgev1.CallsResponse_Declined:
+		return nil, &protocol.DeclineError{Reason: o.Declined}
+	case *bridgev1.CallsResponse_ConfigError:
+		return nil, &protocol.ConfigError{Key: o.ConfigError.GetKey(), Message: o.ConfigError.GetMessage()}
+	}
+	return resultFromPB(out.GetResult()), nil
+}
+
 // typedError returns the error that a status carries typed (a
 // *protocol.ConfigError or a *protocol.ToolError), if it carries one.
 func typedError(err error) (error, bool) {

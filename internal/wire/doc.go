@@ -8,7 +8,8 @@
 //
 // Typed errors cross as they are: a *protocol.ToolError or
 // *protocol.ConfigError returned on one side is returned on the other,
-// carried in the gRPC status's details.
+// carried in the gRPC status's details (for a call on the shared Calls
+// stream, in the call's CallsResponse).
 //
 //	// bridge side (sdk.Serve)
 //	plugin.Serve(wire.ServeConfig(bridge, logger))

@@ -15,11 +15,15 @@ import (
 	bridgev1 "github.com/parselbox/parselbox/proto/parselbox/bridge/v1"
 )
 
-// oldServer is a bridge built before the Run RPC.
+// oldServer is a bridge built before the Run RPC (and so before Calls).
 type oldServer struct{ *server }
 
 func (oldServer) Run(context.Context, *bridgev1.CallStart) (*bridgev1.CallResult, error) {
 	return nil, status.Error(codes.Unimplemented, "method Run not implemented")
+}
+
+func (oldServer) Calls(bridgev1.Bridge_CallsServer) error {
+	return status.Error(codes.Unimplemented, "method Calls not implemented")
 }
 
 type oldPlugin struct{ Plugin }

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/parselbox/parselbox/internal/protocol"
 	bridgev1 "github.com/parselbox/parselbox/proto/parselbox/bridge/v1"
@@ -156,6 +157,15 @@ func (s *server) Call(stream bridgev1.Bridge_CallServer) error {
 
 // Run implements bridgev1.BridgeServer: a call without messages or events.
 func (s *server) Run(ctx context.Context, start *bridgev1.CallStart) (*bridgev1.CallResult, error) {
+	res, err := s.run(ctx, start)
+	if err != nil {
+		return nil, errorStatus(err)
+	}
+	return resultToPB(res), nil
+}
+
+// run makes the call that start describes, without messages or events.
+func (s *server) run(ctx context.Context, start *bridgev1.CallStart) (*protocol.CallToolResult, error) {
 	req := &protocol.CallToolRequest{
 		Name:      start.GetName(),
 		Arguments: json.RawMessage(start.GetArguments()),
@@ -166,10 +176,75 @@ func (s *server) Run(ctx context.Context, start *bridgev1.CallStart) (*bridgev1.
 		res, err = s.impl.CallTool(ctx, req)
 		return err
 	})
-	if err != nil {
-		return nil, errorStatus(err)
+	return res, err
+}
+
+// Calls implements bridgev1.BridgeServer; see the Calls RPC in
+// bridge.proto for the protocol. Each call runs in its own goroutine and
+// context; the outcomes share the stream, one sender at a time. When the
+// stream ends, the calls still running are cancelled, and Calls returns
+// once they have (a stream's messages cannot be sent after its handler has
+// returned).
+func (s *server) Calls(stream bridgev1.Bridge_CallsServer) error {
+	// The receiving loop never waits for a send (which waits for the host
+	// to read): sends have their own lock.
+	var (
+		mu      sync.Mutex // guards running
+		running = map[uint64]context.CancelFunc{}
+		sendMu  sync.Mutex
+		wg      sync.WaitGroup
+	)
+	defer func() {
+		mu.Lock()
+		for _, cancel := range running {
+			cancel()
+		}
+		mu.Unlock()
+		wg.Wait()
+	}()
+	for {
+		msg, err := stream.Recv()
+		if err != nil {
+			return nil // io.EOF: the host is done; otherwise the stream is over
+		}
+		id := msg.GetId()
+		switch m := msg.GetMsg().(type) {
+		case *bridgev1.CallsRequest_Cancel:
+			mu.Lock()
+			if cancel, ok := running[id]; ok {
+				cancel()
+			}
+			mu.Unlock()
+		case *bridgev1.CallsRequest_Start:
+			ctx, cancel := context.WithCancel(stream.Context())
+			mu.Lock()
+			if _, dup := running[id]; dup {
+				mu.Unlock()
+				cancel()
+				return status.Errorf(codes.InvalidArgument, "call id %d is already running", id)
+			}
+			running[id] = cancel
+			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := s.run(ctx, m.Start)
+				out := outcomeToPB(id, res, err)
+				if n := proto.Size(out); n > MaxMessageSize {
+					// Sending it would end the stream and every call on it.
+					out = outcomeToPB(id, nil, protocol.Errorf(protocol.CodeInternal,
+						"the result of tool %q is %d bytes, more than the %d bytes a message to the host may have", m.Start.GetName(), n, MaxMessageSize))
+				}
+				mu.Lock()
+				delete(running, id)
+				mu.Unlock()
+				cancel()
+				sendMu.Lock()
+				defer sendMu.Unlock()
+				_ = stream.Send(out) // a broken stream ends Recv above
+			}()
+		}
 	}
-	return resultToPB(res), nil
 }
 
 // guard runs f, turning a panic into an error.

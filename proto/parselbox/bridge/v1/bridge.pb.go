@@ -711,6 +711,230 @@ func (x *CallStart) GetTaskId() string {
 	return ""
 }
 
+// CallsRequest is a message from the host into the Calls stream.
+type CallsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The call this message is about.
+	Id uint64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Types that are valid to be assigned to Msg:
+	//
+	//	*CallsRequest_Start
+	//	*CallsRequest_Cancel
+	Msg           isCallsRequest_Msg `protobuf_oneof:"msg"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallsRequest) Reset() {
+	*x = CallsRequest{}
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallsRequest) ProtoMessage() {}
+
+func (x *CallsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallsRequest.ProtoReflect.Descriptor instead.
+func (*CallsRequest) Descriptor() ([]byte, []int) {
+	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *CallsRequest) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *CallsRequest) GetMsg() isCallsRequest_Msg {
+	if x != nil {
+		return x.Msg
+	}
+	return nil
+}
+
+func (x *CallsRequest) GetStart() *CallStart {
+	if x != nil {
+		if x, ok := x.Msg.(*CallsRequest_Start); ok {
+			return x.Start
+		}
+	}
+	return nil
+}
+
+func (x *CallsRequest) GetCancel() *CallCancel {
+	if x != nil {
+		if x, ok := x.Msg.(*CallsRequest_Cancel); ok {
+			return x.Cancel
+		}
+	}
+	return nil
+}
+
+type isCallsRequest_Msg interface {
+	isCallsRequest_Msg()
+}
+
+type CallsRequest_Start struct {
+	// Starts the call; once per id.
+	Start *CallStart `protobuf:"bytes,2,opt,name=start,proto3,oneof"`
+}
+
+type CallsRequest_Cancel struct {
+	// Cancels the call, if it is still running.
+	Cancel *CallCancel `protobuf:"bytes,3,opt,name=cancel,proto3,oneof"`
+}
+
+func (*CallsRequest_Start) isCallsRequest_Msg() {}
+
+func (*CallsRequest_Cancel) isCallsRequest_Msg() {}
+
+// CallsResponse is the outcome of one call on the Calls stream: what Run
+// would have answered.
+type CallsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The call's id, from its CallsRequest.
+	Id uint64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Types that are valid to be assigned to Outcome:
+	//
+	//	*CallsResponse_Result
+	//	*CallsResponse_Error
+	//	*CallsResponse_Declined
+	//	*CallsResponse_ConfigError
+	Outcome       isCallsResponse_Outcome `protobuf_oneof:"outcome"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallsResponse) Reset() {
+	*x = CallsResponse{}
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallsResponse) ProtoMessage() {}
+
+func (x *CallsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallsResponse.ProtoReflect.Descriptor instead.
+func (*CallsResponse) Descriptor() ([]byte, []int) {
+	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *CallsResponse) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *CallsResponse) GetOutcome() isCallsResponse_Outcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return nil
+}
+
+func (x *CallsResponse) GetResult() *CallResult {
+	if x != nil {
+		if x, ok := x.Outcome.(*CallsResponse_Result); ok {
+			return x.Result
+		}
+	}
+	return nil
+}
+
+func (x *CallsResponse) GetError() *ToolError {
+	if x != nil {
+		if x, ok := x.Outcome.(*CallsResponse_Error); ok {
+			return x.Error
+		}
+	}
+	return nil
+}
+
+func (x *CallsResponse) GetDeclined() string {
+	if x != nil {
+		if x, ok := x.Outcome.(*CallsResponse_Declined); ok {
+			return x.Declined
+		}
+	}
+	return ""
+}
+
+func (x *CallsResponse) GetConfigError() *ConfigError {
+	if x != nil {
+		if x, ok := x.Outcome.(*CallsResponse_ConfigError); ok {
+			return x.ConfigError
+		}
+	}
+	return nil
+}
+
+type isCallsResponse_Outcome interface {
+	isCallsResponse_Outcome()
+}
+
+type CallsResponse_Result struct {
+	// The call's result (Run's CallResult).
+	Result *CallResult `protobuf:"bytes,2,opt,name=result,proto3,oneof"`
+}
+
+type CallsResponse_Error struct {
+	// The call could not be made (Run's status with a ToolError).
+	Error *ToolError `protobuf:"bytes,3,opt,name=error,proto3,oneof"`
+}
+
+type CallsResponse_Declined struct {
+	// The bridge declines the call: why (Run's FAILED_PRECONDITION status
+	// without details).
+	Declined string `protobuf:"bytes,4,opt,name=declined,proto3,oneof"`
+}
+
+type CallsResponse_ConfigError struct {
+	// A configuration error (Run's status with a ConfigError).
+	ConfigError *ConfigError `protobuf:"bytes,5,opt,name=config_error,json=configError,proto3,oneof"`
+}
+
+func (*CallsResponse_Result) isCallsResponse_Outcome() {}
+
+func (*CallsResponse_Error) isCallsResponse_Outcome() {}
+
+func (*CallsResponse_Declined) isCallsResponse_Outcome() {}
+
+func (*CallsResponse_ConfigError) isCallsResponse_Outcome() {}
+
 // CallSend is one message sent into a running call.
 type CallSend struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -722,7 +946,7 @@ type CallSend struct {
 
 func (x *CallSend) Reset() {
 	*x = CallSend{}
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[9]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -734,7 +958,7 @@ func (x *CallSend) String() string {
 func (*CallSend) ProtoMessage() {}
 
 func (x *CallSend) ProtoReflect() protoreflect.Message {
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[9]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -747,7 +971,7 @@ func (x *CallSend) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallSend.ProtoReflect.Descriptor instead.
 func (*CallSend) Descriptor() ([]byte, []int) {
-	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{9}
+	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CallSend) GetMessage() []byte {
@@ -766,7 +990,7 @@ type CallCancel struct {
 
 func (x *CallCancel) Reset() {
 	*x = CallCancel{}
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[10]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -778,7 +1002,7 @@ func (x *CallCancel) String() string {
 func (*CallCancel) ProtoMessage() {}
 
 func (x *CallCancel) ProtoReflect() protoreflect.Message {
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[10]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -791,7 +1015,7 @@ func (x *CallCancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallCancel.ProtoReflect.Descriptor instead.
 func (*CallCancel) Descriptor() ([]byte, []int) {
-	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{10}
+	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{12}
 }
 
 // CallResponse is a message from the bridge out of a Call stream.
@@ -809,7 +1033,7 @@ type CallResponse struct {
 
 func (x *CallResponse) Reset() {
 	*x = CallResponse{}
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[11]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -821,7 +1045,7 @@ func (x *CallResponse) String() string {
 func (*CallResponse) ProtoMessage() {}
 
 func (x *CallResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[11]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -834,7 +1058,7 @@ func (x *CallResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallResponse.ProtoReflect.Descriptor instead.
 func (*CallResponse) Descriptor() ([]byte, []int) {
-	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{11}
+	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CallResponse) GetMsg() isCallResponse_Msg {
@@ -906,7 +1130,7 @@ type CallLog struct {
 
 func (x *CallLog) Reset() {
 	*x = CallLog{}
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[12]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -918,7 +1142,7 @@ func (x *CallLog) String() string {
 func (*CallLog) ProtoMessage() {}
 
 func (x *CallLog) ProtoReflect() protoreflect.Message {
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[12]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -931,7 +1155,7 @@ func (x *CallLog) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallLog.ProtoReflect.Descriptor instead.
 func (*CallLog) Descriptor() ([]byte, []int) {
-	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{12}
+	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CallLog) GetLine() string {
@@ -953,7 +1177,7 @@ type CallProgress struct {
 
 func (x *CallProgress) Reset() {
 	*x = CallProgress{}
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[13]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -965,7 +1189,7 @@ func (x *CallProgress) String() string {
 func (*CallProgress) ProtoMessage() {}
 
 func (x *CallProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[13]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -978,7 +1202,7 @@ func (x *CallProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallProgress.ProtoReflect.Descriptor instead.
 func (*CallProgress) Descriptor() ([]byte, []int) {
-	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{13}
+	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CallProgress) GetProgress() float64 {
@@ -1016,7 +1240,7 @@ type CallResult struct {
 
 func (x *CallResult) Reset() {
 	*x = CallResult{}
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[14]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1028,7 +1252,7 @@ func (x *CallResult) String() string {
 func (*CallResult) ProtoMessage() {}
 
 func (x *CallResult) ProtoReflect() protoreflect.Message {
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[14]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1041,7 +1265,7 @@ func (x *CallResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallResult.ProtoReflect.Descriptor instead.
 func (*CallResult) Descriptor() ([]byte, []int) {
-	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{14}
+	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CallResult) GetContent() []byte {
@@ -1077,7 +1301,7 @@ type ToolError struct {
 
 func (x *ToolError) Reset() {
 	*x = ToolError{}
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[15]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1089,7 +1313,7 @@ func (x *ToolError) String() string {
 func (*ToolError) ProtoMessage() {}
 
 func (x *ToolError) ProtoReflect() protoreflect.Message {
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[15]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1102,7 +1326,7 @@ func (x *ToolError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolError.ProtoReflect.Descriptor instead.
 func (*ToolError) Descriptor() ([]byte, []int) {
-	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{15}
+	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ToolError) GetCode() ErrorCode {
@@ -1127,7 +1351,7 @@ type ShutdownRequest struct {
 
 func (x *ShutdownRequest) Reset() {
 	*x = ShutdownRequest{}
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[16]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1139,7 +1363,7 @@ func (x *ShutdownRequest) String() string {
 func (*ShutdownRequest) ProtoMessage() {}
 
 func (x *ShutdownRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[16]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1152,7 +1376,7 @@ func (x *ShutdownRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownRequest.ProtoReflect.Descriptor instead.
 func (*ShutdownRequest) Descriptor() ([]byte, []int) {
-	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{16}
+	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{18}
 }
 
 type ShutdownResponse struct {
@@ -1163,7 +1387,7 @@ type ShutdownResponse struct {
 
 func (x *ShutdownResponse) Reset() {
 	*x = ShutdownResponse{}
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[17]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1175,7 +1399,7 @@ func (x *ShutdownResponse) String() string {
 func (*ShutdownResponse) ProtoMessage() {}
 
 func (x *ShutdownResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[17]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1188,7 +1412,7 @@ func (x *ShutdownResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownResponse.ProtoReflect.Descriptor instead.
 func (*ShutdownResponse) Descriptor() ([]byte, []int) {
-	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{17}
+	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{19}
 }
 
 type CallToolRequest struct {
@@ -1203,7 +1427,7 @@ type CallToolRequest struct {
 
 func (x *CallToolRequest) Reset() {
 	*x = CallToolRequest{}
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[18]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1215,7 +1439,7 @@ func (x *CallToolRequest) String() string {
 func (*CallToolRequest) ProtoMessage() {}
 
 func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[18]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1228,7 +1452,7 @@ func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolRequest.ProtoReflect.Descriptor instead.
 func (*CallToolRequest) Descriptor() ([]byte, []int) {
-	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{18}
+	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CallToolRequest) GetPath() string {
@@ -1254,7 +1478,7 @@ type CallToolResponse struct {
 
 func (x *CallToolResponse) Reset() {
 	*x = CallToolResponse{}
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[19]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1266,7 +1490,7 @@ func (x *CallToolResponse) String() string {
 func (*CallToolResponse) ProtoMessage() {}
 
 func (x *CallToolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[19]
+	mi := &file_parselbox_bridge_v1_bridge_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1279,7 +1503,7 @@ func (x *CallToolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolResponse.ProtoReflect.Descriptor instead.
 func (*CallToolResponse) Descriptor() ([]byte, []int) {
-	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{19}
+	return file_parselbox_bridge_v1_bridge_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CallToolResponse) GetResult() *CallResult {
@@ -1330,7 +1554,19 @@ const file_parselbox_bridge_v1_bridge_proto_rawDesc = "" +
 	"\tCallStart\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
 	"\targuments\x18\x02 \x01(\fR\targuments\x12\x17\n" +
-	"\atask_id\x18\x03 \x01(\tR\x06taskId\"$\n" +
+	"\atask_id\x18\x03 \x01(\tR\x06taskId\"\x98\x01\n" +
+	"\fCallsRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x126\n" +
+	"\x05start\x18\x02 \x01(\v2\x1e.parselbox.bridge.v1.CallStartH\x00R\x05start\x129\n" +
+	"\x06cancel\x18\x03 \x01(\v2\x1f.parselbox.bridge.v1.CallCancelH\x00R\x06cancelB\x05\n" +
+	"\x03msg\"\x82\x02\n" +
+	"\rCallsResponse\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x129\n" +
+	"\x06result\x18\x02 \x01(\v2\x1f.parselbox.bridge.v1.CallResultH\x00R\x06result\x126\n" +
+	"\x05error\x18\x03 \x01(\v2\x1e.parselbox.bridge.v1.ToolErrorH\x00R\x05error\x12\x1c\n" +
+	"\bdeclined\x18\x04 \x01(\tH\x00R\bdeclined\x12E\n" +
+	"\fconfig_error\x18\x05 \x01(\v2 .parselbox.bridge.v1.ConfigErrorH\x00R\vconfigErrorB\t\n" +
+	"\aoutcome\"$\n" +
 	"\bCallSend\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\fR\amessage\"\f\n" +
 	"\n" +
@@ -1369,12 +1605,13 @@ const file_parselbox_bridge_v1_bridge_proto_rawDesc = "" +
 	"\x12ERROR_CODE_TIMEOUT\x10\x04\x12\x18\n" +
 	"\x14ERROR_CODE_NOT_FOUND\x10\x05\x12\x18\n" +
 	"\x14ERROR_CODE_CANCELLED\x10\x06\x12\x1a\n" +
-	"\x16ERROR_CODE_UNAVAILABLE\x10\a2\xaf\x03\n" +
+	"\x16ERROR_CODE_UNAVAILABLE\x10\a2\x83\x04\n" +
 	"\x06Bridge\x12W\n" +
 	"\bDescribe\x12$.parselbox.bridge.v1.DescribeRequest\x1a%.parselbox.bridge.v1.DescribeResponse\x12Z\n" +
 	"\tConfigure\x12%.parselbox.bridge.v1.ConfigureRequest\x1a&.parselbox.bridge.v1.ConfigureResponse\x12O\n" +
 	"\x04Call\x12 .parselbox.bridge.v1.CallRequest\x1a!.parselbox.bridge.v1.CallResponse(\x010\x01\x12F\n" +
-	"\x03Run\x12\x1e.parselbox.bridge.v1.CallStart\x1a\x1f.parselbox.bridge.v1.CallResult\x12W\n" +
+	"\x03Run\x12\x1e.parselbox.bridge.v1.CallStart\x1a\x1f.parselbox.bridge.v1.CallResult\x12R\n" +
+	"\x05Calls\x12!.parselbox.bridge.v1.CallsRequest\x1a\".parselbox.bridge.v1.CallsResponse(\x010\x01\x12W\n" +
 	"\bShutdown\x12$.parselbox.bridge.v1.ShutdownRequest\x1a%.parselbox.bridge.v1.ShutdownResponse2_\n" +
 	"\x04Host\x12W\n" +
 	"\bCallTool\x12$.parselbox.bridge.v1.CallToolRequest\x1a%.parselbox.bridge.v1.CallToolResponseBCZAgithub.com/parselbox/parselbox/proto/parselbox/bridge/v1;bridgev1b\x06proto3"
@@ -1392,7 +1629,7 @@ func file_parselbox_bridge_v1_bridge_proto_rawDescGZIP() []byte {
 }
 
 var file_parselbox_bridge_v1_bridge_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_parselbox_bridge_v1_bridge_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_parselbox_bridge_v1_bridge_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_parselbox_bridge_v1_bridge_proto_goTypes = []any{
 	(ErrorCode)(0),            // 0: parselbox.bridge.v1.ErrorCode
 	(*DescribeRequest)(nil),   // 1: parselbox.bridge.v1.DescribeRequest
@@ -1404,47 +1641,56 @@ var file_parselbox_bridge_v1_bridge_proto_goTypes = []any{
 	(*ConfigError)(nil),       // 7: parselbox.bridge.v1.ConfigError
 	(*CallRequest)(nil),       // 8: parselbox.bridge.v1.CallRequest
 	(*CallStart)(nil),         // 9: parselbox.bridge.v1.CallStart
-	(*CallSend)(nil),          // 10: parselbox.bridge.v1.CallSend
-	(*CallCancel)(nil),        // 11: parselbox.bridge.v1.CallCancel
-	(*CallResponse)(nil),      // 12: parselbox.bridge.v1.CallResponse
-	(*CallLog)(nil),           // 13: parselbox.bridge.v1.CallLog
-	(*CallProgress)(nil),      // 14: parselbox.bridge.v1.CallProgress
-	(*CallResult)(nil),        // 15: parselbox.bridge.v1.CallResult
-	(*ToolError)(nil),         // 16: parselbox.bridge.v1.ToolError
-	(*ShutdownRequest)(nil),   // 17: parselbox.bridge.v1.ShutdownRequest
-	(*ShutdownResponse)(nil),  // 18: parselbox.bridge.v1.ShutdownResponse
-	(*CallToolRequest)(nil),   // 19: parselbox.bridge.v1.CallToolRequest
-	(*CallToolResponse)(nil),  // 20: parselbox.bridge.v1.CallToolResponse
+	(*CallsRequest)(nil),      // 10: parselbox.bridge.v1.CallsRequest
+	(*CallsResponse)(nil),     // 11: parselbox.bridge.v1.CallsResponse
+	(*CallSend)(nil),          // 12: parselbox.bridge.v1.CallSend
+	(*CallCancel)(nil),        // 13: parselbox.bridge.v1.CallCancel
+	(*CallResponse)(nil),      // 14: parselbox.bridge.v1.CallResponse
+	(*CallLog)(nil),           // 15: parselbox.bridge.v1.CallLog
+	(*CallProgress)(nil),      // 16: parselbox.bridge.v1.CallProgress
+	(*CallResult)(nil),        // 17: parselbox.bridge.v1.CallResult
+	(*ToolError)(nil),         // 18: parselbox.bridge.v1.ToolError
+	(*ShutdownRequest)(nil),   // 19: parselbox.bridge.v1.ShutdownRequest
+	(*ShutdownResponse)(nil),  // 20: parselbox.bridge.v1.ShutdownResponse
+	(*CallToolRequest)(nil),   // 21: parselbox.bridge.v1.CallToolRequest
+	(*CallToolResponse)(nil),  // 22: parselbox.bridge.v1.CallToolResponse
 }
 var file_parselbox_bridge_v1_bridge_proto_depIdxs = []int32{
 	3,  // 0: parselbox.bridge.v1.DescribeResponse.namespaces:type_name -> parselbox.bridge.v1.Namespace
 	4,  // 1: parselbox.bridge.v1.DescribeResponse.tools:type_name -> parselbox.bridge.v1.Tool
 	9,  // 2: parselbox.bridge.v1.CallRequest.start:type_name -> parselbox.bridge.v1.CallStart
-	10, // 3: parselbox.bridge.v1.CallRequest.send:type_name -> parselbox.bridge.v1.CallSend
-	11, // 4: parselbox.bridge.v1.CallRequest.cancel:type_name -> parselbox.bridge.v1.CallCancel
-	13, // 5: parselbox.bridge.v1.CallResponse.log:type_name -> parselbox.bridge.v1.CallLog
-	14, // 6: parselbox.bridge.v1.CallResponse.progress:type_name -> parselbox.bridge.v1.CallProgress
-	15, // 7: parselbox.bridge.v1.CallResponse.result:type_name -> parselbox.bridge.v1.CallResult
-	16, // 8: parselbox.bridge.v1.CallResult.error:type_name -> parselbox.bridge.v1.ToolError
-	0,  // 9: parselbox.bridge.v1.ToolError.code:type_name -> parselbox.bridge.v1.ErrorCode
-	15, // 10: parselbox.bridge.v1.CallToolResponse.result:type_name -> parselbox.bridge.v1.CallResult
-	1,  // 11: parselbox.bridge.v1.Bridge.Describe:input_type -> parselbox.bridge.v1.DescribeRequest
-	5,  // 12: parselbox.bridge.v1.Bridge.Configure:input_type -> parselbox.bridge.v1.ConfigureRequest
-	8,  // 13: parselbox.bridge.v1.Bridge.Call:input_type -> parselbox.bridge.v1.CallRequest
-	9,  // 14: parselbox.bridge.v1.Bridge.Run:input_type -> parselbox.bridge.v1.CallStart
-	17, // 15: parselbox.bridge.v1.Bridge.Shutdown:input_type -> parselbox.bridge.v1.ShutdownRequest
-	19, // 16: parselbox.bridge.v1.Host.CallTool:input_type -> parselbox.bridge.v1.CallToolRequest
-	2,  // 17: parselbox.bridge.v1.Bridge.Describe:output_type -> parselbox.bridge.v1.DescribeResponse
-	6,  // 18: parselbox.bridge.v1.Bridge.Configure:output_type -> parselbox.bridge.v1.ConfigureResponse
-	12, // 19: parselbox.bridge.v1.Bridge.Call:output_type -> parselbox.bridge.v1.CallResponse
-	15, // 20: parselbox.bridge.v1.Bridge.Run:output_type -> parselbox.bridge.v1.CallResult
-	18, // 21: parselbox.bridge.v1.Bridge.Shutdown:output_type -> parselbox.bridge.v1.ShutdownResponse
-	20, // 22: parselbox.bridge.v1.Host.CallTool:output_type -> parselbox.bridge.v1.CallToolResponse
-	17, // [17:23] is the sub-list for method output_type
-	11, // [11:17] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	12, // 3: parselbox.bridge.v1.CallRequest.send:type_name -> parselbox.bridge.v1.CallSend
+	13, // 4: parselbox.bridge.v1.CallRequest.cancel:type_name -> parselbox.bridge.v1.CallCancel
+	9,  // 5: parselbox.bridge.v1.CallsRequest.start:type_name -> parselbox.bridge.v1.CallStart
+	13, // 6: parselbox.bridge.v1.CallsRequest.cancel:type_name -> parselbox.bridge.v1.CallCancel
+	17, // 7: parselbox.bridge.v1.CallsResponse.result:type_name -> parselbox.bridge.v1.CallResult
+	18, // 8: parselbox.bridge.v1.CallsResponse.error:type_name -> parselbox.bridge.v1.ToolError
+	7,  // 9: parselbox.bridge.v1.CallsResponse.config_error:type_name -> parselbox.bridge.v1.ConfigError
+	15, // 10: parselbox.bridge.v1.CallResponse.log:type_name -> parselbox.bridge.v1.CallLog
+	16, // 11: parselbox.bridge.v1.CallResponse.progress:type_name -> parselbox.bridge.v1.CallProgress
+	17, // 12: parselbox.bridge.v1.CallResponse.result:type_name -> parselbox.bridge.v1.CallResult
+	18, // 13: parselbox.bridge.v1.CallResult.error:type_name -> parselbox.bridge.v1.ToolError
+	0,  // 14: parselbox.bridge.v1.ToolError.code:type_name -> parselbox.bridge.v1.ErrorCode
+	17, // 15: parselbox.bridge.v1.CallToolResponse.result:type_name -> parselbox.bridge.v1.CallResult
+	1,  // 16: parselbox.bridge.v1.Bridge.Describe:input_type -> parselbox.bridge.v1.DescribeRequest
+	5,  // 17: parselbox.bridge.v1.Bridge.Configure:input_type -> parselbox.bridge.v1.ConfigureRequest
+	8,  // 18: parselbox.bridge.v1.Bridge.Call:input_type -> parselbox.bridge.v1.CallRequest
+	9,  // 19: parselbox.bridge.v1.Bridge.Run:input_type -> parselbox.bridge.v1.CallStart
+	10, // 20: parselbox.bridge.v1.Bridge.Calls:input_type -> parselbox.bridge.v1.CallsRequest
+	19, // 21: parselbox.bridge.v1.Bridge.Shutdown:input_type -> parselbox.bridge.v1.ShutdownRequest
+	21, // 22: parselbox.bridge.v1.Host.CallTool:input_type -> parselbox.bridge.v1.CallToolRequest
+	2,  // 23: parselbox.bridge.v1.Bridge.Describe:output_type -> parselbox.bridge.v1.DescribeResponse
+	6,  // 24: parselbox.bridge.v1.Bridge.Configure:output_type -> parselbox.bridge.v1.ConfigureResponse
+	14, // 25: parselbox.bridge.v1.Bridge.Call:output_type -> parselbox.bridge.v1.CallResponse
+	17, // 26: parselbox.bridge.v1.Bridge.Run:output_type -> parselbox.bridge.v1.CallResult
+	11, // 27: parselbox.bridge.v1.Bridge.Calls:output_type -> parselbox.bridge.v1.CallsResponse
+	20, // 28: parselbox.bridge.v1.Bridge.Shutdown:output_type -> parselbox.bridge.v1.ShutdownResponse
+	22, // 29: parselbox.bridge.v1.Host.CallTool:output_type -> parselbox.bridge.v1.CallToolResponse
+	23, // [23:30] is the sub-list for method output_type
+	16, // [16:23] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_parselbox_bridge_v1_bridge_proto_init() }
@@ -1457,7 +1703,17 @@ func file_parselbox_bridge_v1_bridge_proto_init() {
 		(*CallRequest_Send)(nil),
 		(*CallRequest_Cancel)(nil),
 	}
-	file_parselbox_bridge_v1_bridge_proto_msgTypes[11].OneofWrappers = []any{
+	file_parselbox_bridge_v1_bridge_proto_msgTypes[9].OneofWrappers = []any{
+		(*CallsRequest_Start)(nil),
+		(*CallsRequest_Cancel)(nil),
+	}
+	file_parselbox_bridge_v1_bridge_proto_msgTypes[10].OneofWrappers = []any{
+		(*CallsResponse_Result)(nil),
+		(*CallsResponse_Error)(nil),
+		(*CallsResponse_Declined)(nil),
+		(*CallsResponse_ConfigError)(nil),
+	}
+	file_parselbox_bridge_v1_bridge_proto_msgTypes[13].OneofWrappers = []any{
 		(*CallResponse_Log)(nil),
 		(*CallResponse_Progress)(nil),
 		(*CallResponse_Result)(nil),
@@ -1468,7 +1724,7 @@ func file_parselbox_bridge_v1_bridge_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_parselbox_bridge_v1_bridge_proto_rawDesc), len(file_parselbox_bridge_v1_bridge_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   20,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   2,
 		},
