@@ -382,6 +382,8 @@ func TestLoad(t *testing.T) {
 	}{
 		"missing file":      {filepath.Join(dir, "nope.hcl"), `^loading config: open .*nope\.hcl: no such file or directory$`},
 		"unknown extension": {write("p.toml", "memory = 1\n"), `^.*/p\.toml: unknown config format "\.toml": use \.hcl, \.yaml, \.yml or \.json$`},
+		// An mcp.json given as the configuration says where it goes.
+		"an mcp.json": {write("mcp.json", "{\"mcpServers\": {}}\n"), `mcp\.json:1.*unknown key "mcpServers" \(an mcp\.json: name it with mcp = "FILE" in the configuration, or pass it with --mcp\)`},
 	}
 	for name, tt := range errTests {
 		t.Run(name, func(t *testing.T) {

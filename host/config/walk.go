@@ -140,7 +140,12 @@ func (w *walker) fields(m map[string]any, t reflect.Type, key string, raw []stri
 		f, ok := known[k]
 		if !ok {
 			names := slices.Sorted(maps.Keys(known))
-			w.errorf(w.origin(append(raw, k)), key, "unknown key %q%s", k, suggest(k, names))
+			hint := suggest(k, names)
+			if key == "" && k == "mcpServers" {
+				// An mcp.json given as the configuration file.
+				hint = " (an mcp.json: name it with mcp = \"FILE\" in the configuration, or pass it with --mcp)"
+			}
+			w.errorf(w.origin(append(raw, k)), key, "unknown key %q%s", k, hint)
 			continue
 		}
 		if m[k] == nil {
