@@ -6,10 +6,11 @@
 // through go-plugin's broker, and every conversion between the generated
 // types and those of package protocol. Nothing else sees generated code.
 //
-// Typed errors cross as they are: a *protocol.ToolError or
-// *protocol.ConfigError returned on one side is returned on the other,
-// carried in the gRPC status's details (for a call on the shared Calls
-// stream, in the call's CallsResponse).
+// Typed errors cross as they are: a *protocol.ToolError,
+// *protocol.ConfigError or *protocol.DeclineError returned on one side is
+// returned on the other, carried in the gRPC status (for a call on the
+// shared Calls stream, in the call's CallsResponse). errorKinds, in
+// errors.go, is the one table of these kinds and their two encodings.
 //
 //	// bridge side (sdk.Serve)
 //	plugin.Serve(wire.ServeConfig(bridge, logger))
