@@ -297,7 +297,7 @@ func (c *Client) feed(ctx context.Context, stream bridgev1.Bridge_CallClient, in
 }
 
 // rpcError classifies the error of an RPC: a failure the bridge reported
-// (one of errorKinds: a *protocol.ToolError, *protocol.ConfigError or
+// (typedError: a *protocol.ToolError, *protocol.ConfigError or
 // *protocol.DeclineError), a cancelled ctx (ctx.Err()), a lost connection
 // (wrapping ErrUnavailable), or something else, wrapped with op.
 func (c *Client) rpcError(ctx context.Context, op string, err error) error {

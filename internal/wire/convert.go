@@ -10,7 +10,7 @@ import (
 )
 
 // Every conversion between the protocol's Go types (package protocol) and
-// its generated ones, for both sides; errors.go has the errors' (errorKinds).
+// its generated ones, for both sides; errors.go has the errors'.
 
 func describeToPB(d *protocol.Description) *bridgev1.DescribeResponse {
 	if d == nil {

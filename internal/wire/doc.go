@@ -9,8 +9,8 @@
 // Typed errors cross as they are: a *protocol.ToolError,
 // *protocol.ConfigError or *protocol.DeclineError returned on one side is
 // returned on the other, carried in the gRPC status (for a call on the
-// shared Calls stream, in the call's CallsResponse). errorKinds, in
-// errors.go, is the one table of these kinds and their two encodings.
+// shared Calls stream, in the call's CallsResponse). errors.go maps
+// them once to a call's outcome, and an outcome to its gRPC status.
 //
 //	// bridge side (sdk.Serve)
 //	plugin.Serve(wire.ServeConfig(bridge, logger))
