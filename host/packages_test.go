@@ -313,6 +313,34 @@ await micropip.install("gammadata", index_urls=[%q])`, simple)), "")
 	}
 }
 
+// requestLog records the requests that the test servers of the HTTP
+// library tests receive, by server name.
+type requestLog struct {
+	mu   sync.Mutex
+	seen []string // "name METHOD /uri"
+}
+
+// record notes a request that the server called name received.
+func (l *requestLog) record(name string, r *http.Request) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seen = append(l.seen, name+" "+r.Method+" "+r.URL.RequestURI())
+}
+
+// neverReached fails t if the server called name received any request
+// (the server of an address the network rules deny).
+func (l *requestLog) neverReached(t *testing.T, name string) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, s := range l.seen {
+		if strings.HasPrefix(s, name+" ") {
+			t.Errorf("the %s server was reached: %q", name, l.seen)
+			return
+		}
+	}
+}
+
 // httpLibraries are requests and httpx with their dependencies, as wheels
 // built from Debian's python3-requests and python3-httpx (make pyclients
 // installs them); nil when they are not installed.
@@ -367,14 +395,11 @@ func TestHTTPLibraries(t *testing.T) {
 	t.Parallel()
 	libs := httpLibraries(t)
 	ix := pkgtest.NewIndex(t, libs...)
-	var mu sync.Mutex
-	var seen []string
+	var log requestLog
 	echo := func(name string) *httptest.Server {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
-			mu.Lock()
-			seen = append(seen, name+" "+r.Method+" "+r.URL.RequestURI())
-			mu.Unlock()
+			log.record(name, r)
 			if r.URL.Path == "/redirect" {
 				http.Redirect(w, r, "/echo?from=redirect", http.StatusFound)
 				return
@@ -440,14 +465,7 @@ out`, ""},
 			t.Errorf("%s: got %s, want %s", c.name, got, want)
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	for _, s := range seen {
-		if strings.HasPrefix(s, "denied ") {
-			t.Errorf("the denied server was reached: %q", seen)
-			break
-		}
-	}
+	log.neverReached(t, "denied")
 }
 
 // urllib3 2 (the one requests brings from the official distribution) has

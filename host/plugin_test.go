@@ -4,16 +4,20 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/internal/protocol"
 	"github.com/parselbox/parselbox/internal/testenv"
 	"github.com/parselbox/parselbox/sdk"
 )
@@ -22,7 +26,7 @@ import (
 // manager (which sets go-plugin's magic cookie), it serves pluginBridge.
 func TestMain(m *testing.M) {
 	if os.Getenv(sdk.Handshake.MagicCookieKey) != "" {
-		sdk.Serve(pluginBridge())
+		sdk.Serve(throwing{pluginBridge()})
 		return
 	}
 	os.Setenv("PARSELBOX_TEST_PLUGIN_SECRET", "s3cret")
@@ -121,7 +125,38 @@ func pluginBridge() *sdk.Bridge {
 		os.WriteFile(cfg.Marker, []byte("cancelled"), 0o644)
 		return "", sdk.Errorf(sdk.CodeCancelled, "wait: cancelled")
 	})
+	// fail fails with a ToolError of any code, as a failed result; throw
+	// (see throwing) returns the same failure as CallTool's error.
+	type failIn struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}
+	for _, name := range []string{"fail", "throw"} {
+		sdk.AddTool(b, &sdk.Tool{Name: name}, func(_ context.Context, _ *sdk.CallToolRequest, in failIn) (any, error) {
+			return nil, sdk.Errorf(sdk.ErrorCode(in.Code), "%s", in.Message)
+		})
+	}
 	return b
+}
+
+// throwing serves a bridge, but returns the failure of a call of its tool
+// "throw" as CallTool's error instead of a failed result (as a bridge not
+// built on sdk.Bridge may do): a ToolError, or for the codes "decline" and
+// "config" the error of that kind with the failure's message.
+type throwing struct{ *sdk.Bridge }
+
+func (b throwing) CallTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	res, err := b.Bridge.CallTool(ctx, req)
+	if req.Name != "throw" || err != nil || !res.IsError {
+		return res, err
+	}
+	switch res.Error.Code {
+	case "decline":
+		return nil, sdk.Decline(res.Error.Message)
+	case "config":
+		return nil, &sdk.ConfigError{Key: "throw", Message: res.Error.Message}
+	}
+	return nil, res.Error
 }
 
 // leakForms returns a secret in the encodings a server or a tool may put it
@@ -236,6 +271,65 @@ s = await t.wait(60)
 	found := value(t, exec(t, sb, "sbx.search('repeats')")).(map[string]any)
 	if hits := found["tp (testplugin)"].([]any); len(hits) != 1 || hits[0].(map[string]any)["path"] != "tp.echo" {
 		t.Errorf("search: %v", found)
+	}
+}
+
+// TestPluginErrorsReachPython walks the table of error codes: a plugin's
+// failure of each code reaches Python as the code's exception with the
+// bridge's message, as a failed result and as the call's error, from a
+// plain call (the Calls stream) and from a task (a Call stream). A
+// decline or a configuration error from a call (errors of Configure) is a
+// broken bridge to Python: ConnectionError, naming the bridge.
+func TestPluginErrorsReachPython(t *testing.T) {
+	t.Parallel()
+	sb, _ := newPluginSandbox(t)
+	type want struct {
+		Code, Python, Message string
+	}
+	var wants []want
+	for _, ci := range protocol.Codes {
+		wants = append(wants, want{string(ci.Code), ci.Python, "the bridge says " + string(ci.Code)})
+	}
+	wants = append(wants,
+		want{"decline", "ConnectionError", `bridge "tp": the bridge declined to serve: not here`},
+		want{"config", "ConnectionError", `bridge "tp": throw: bad key`},
+	)
+	cases, err := json.Marshal(wants)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := exec(t, sb, `import asyncio, builtins, json
+got = []
+for w in json.loads(`+strconv.Quote(string(cases))+`):
+    msg = w["Message"].removeprefix('bridge "tp": ').removeprefix("the bridge declined to serve: ").removeprefix("throw: ")
+    cls = asyncio.CancelledError if w["Python"] == "CancelledError" else getattr(builtins, w["Python"])
+    for tool in ("fail", "throw"):
+        if tool == "fail" and w["Code"] in ("decline", "config"):
+            continue
+        for how in ("call", "task"):
+            f = getattr(tp, tool)
+            try:
+                if how == "call":
+                    f(w["Code"], msg)
+                else:
+                    await f.task(w["Code"], msg)
+                got.append([w["Code"], tool, how, "no exception"])
+            except BaseException as e:
+                got.append([w["Code"], tool, how, type(e) is cls, type(e).__name__, str(e)])
+got`)
+	var n int
+	for _, row := range value(t, r).([]any) {
+		row := row.([]any)
+		code, tool, how := row[0].(string), row[1], row[2]
+		i := slices.IndexFunc(wants, func(w want) bool { return w.Code == code })
+		w := wants[i]
+		if diff := cmp.Diff([]any{code, tool, how, true, w.Python, w.Message}, row); diff != "" {
+			t.Errorf("%s from %s by %s (-want +got):\n%s", code, tool, how, diff)
+		}
+		n++
+	}
+	if want := 4*len(protocol.Codes) + 2*2; n != want {
+		t.Errorf("%d cases ran, want %d", n, want)
 	}
 }
 

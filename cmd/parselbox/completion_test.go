@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/creack/pty"
-
 	"github.com/parselbox/parselbox/internal/testenv"
 )
 
@@ -102,24 +100,7 @@ func TestCompletionZsh(t *testing.T) {
 	cmd := exec.Command("zsh", "-f", "-i")
 	cmd.Dir = home
 	cmd.Env = []string{"HOME=" + home, "TERM=xterm", "PATH=" + os.Getenv("PATH")}
-	tty, err := pty.Start(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tty.Close()
-	tm := &terminal{t: t, tty: tty}
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, err := tty.Read(buf)
-			tm.mu.Lock()
-			tm.out.Write(buf[:n])
-			tm.mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
+	tm := startTerminal(t, cmd)
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	// (The prompt is written as two strings, so that the echo of this line
 	// is not taken for it.)
@@ -136,10 +117,7 @@ func TestCompletionZsh(t *testing.T) {
 		tm.expect("\n" + tc.want)
 		tm.expect("READY> ")
 	}
-	tm.mu.Lock()
-	out := tm.out.String()
-	tm.mu.Unlock()
-	if strings.Contains(out, "_parselbox:") {
+	if out := tm.output(); strings.Contains(out, "_parselbox:") {
 		t.Errorf("zsh reported an error in the script:\n%s", out)
 	}
 	tm.send("exit\r")

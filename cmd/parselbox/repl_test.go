@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -39,13 +40,46 @@ func TestIncomplete(t *testing.T) {
 	}
 }
 
-// terminal reads what the REPL writes to its pseudo-terminal.
+// terminal reads what a program (the REPL, an interactive shell) writes to
+// its pseudo-terminal.
 type terminal struct {
 	t   *testing.T
 	mu  sync.Mutex
 	out bytes.Buffer
 	at  int // what expect has consumed
 	tty io.Writer
+}
+
+// startTerminal starts cmd on a new pseudo-terminal, which is closed when
+// the test ends, and collects what it writes there.
+func startTerminal(t *testing.T, cmd *exec.Cmd) *terminal {
+	t.Helper()
+	tty, err := pty.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tty.Close() })
+	tm := &terminal{t: t, tty: tty}
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := tty.Read(buf)
+			tm.mu.Lock()
+			tm.out.Write(buf[:n])
+			tm.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return tm
+}
+
+// output is all that the program has written so far.
+func (tm *terminal) output() string {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	return tm.out.String()
 }
 
 // expect waits until the output after what was consumed holds want, and
@@ -99,24 +133,7 @@ func (tm *terminal) send(s string) {
 func TestReplPTY(t *testing.T) {
 	t.Parallel()
 	cmd := parselbox(t, append([]string{"repl"}, sandboxArgs(t)...)...)
-	tty, err := pty.Start(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tty.Close()
-	tm := &terminal{t: t, tty: tty}
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, err := tty.Read(buf)
-			tm.mu.Lock()
-			tm.out.Write(buf[:n])
-			tm.mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
+	tm := startTerminal(t, cmd)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 

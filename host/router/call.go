@@ -53,7 +53,7 @@ func (r *Router) record(e *Execution, rec *CallRecord, err error) {
 		rec.ErrorType, rec.Error = re.Type, re.Message
 		switch {
 		case rec.Outcome == "refused":
-		case re.Type == "CancelledError":
+		case re.Type == sdk.CodeCancelled.Python():
 			rec.Outcome = "cancelled"
 		default:
 			rec.Outcome = "error"
@@ -89,7 +89,7 @@ func (r *Router) route(ctx context.Context, p *callParams, rec *CallRecord) (jso
 	ns, tool, err := r.tool(ctx, p.Path)
 	if err != nil {
 		var re *sandbox.RemoteError
-		if errors.As(err, &re) && re.Type == "PermissionError" {
+		if errors.As(err, &re) && re.Type == sdk.CodePermission.Python() {
 			rec.Outcome = "refused"
 		}
 		if p.TaskID != "" {
@@ -103,7 +103,7 @@ func (r *Router) route(ctx context.Context, p *callParams, rec *CallRecord) (jso
 		if p.TaskID != "" {
 			r.tasks.abandon(p.TaskID)
 		}
-		return nil, pyErr("ValueError", "%s: %v", p.Path, err)
+		return nil, pyErr(sdk.CodeInvalidArgument, "%s: %v", p.Path, err)
 	}
 	call := &Call{Path: joinPath(ns.name, tool.Name), Arguments: args, TaskID: p.TaskID}
 	rec.Tool = call.Path
@@ -125,7 +125,7 @@ func (r *Router) route(ctx context.Context, p *callParams, rec *CallRecord) (jso
 				r.tasks.abandon(p.TaskID)
 			}
 			rec.Outcome = "refused"
-			return nil, pyErr("PermissionError", "%v", err)
+			return nil, pyErr(sdk.CodePermission, "%v", err)
 		}
 	}
 	req := &sdk.CallToolRequest{Name: tool.Name, Arguments: args, TaskID: p.TaskID}
@@ -149,13 +149,13 @@ func (r *Router) route(ctx context.Context, p *callParams, rec *CallRecord) (jso
 	res, err := ns.bridge.CallTool(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, pyErr("CancelledError", "%s was cancelled", call.Path)
+			return nil, pyErr(sdk.CodeCancelled, "%s was cancelled", call.Path)
 		}
 		var te *sdk.ToolError
 		if errors.As(err, &te) {
 			return nil, pythonError(te, red)
 		}
-		return nil, pyErr("ConnectionError", "bridge %q: %s", ns.name, red.Redact(err.Error()))
+		return nil, pyErr(sdk.CodeUnavailable, "bridge %q: %s", ns.name, red.Redact(err.Error()))
 	}
 	if res.IsError {
 		te := res.Error
@@ -171,7 +171,7 @@ func (r *Router) route(ctx context.Context, p *callParams, rec *CallRecord) (jso
 	content = red.RedactJSON(content)
 	if h := r.opts.Hooks; h != nil && !ns.builtin {
 		if err := h.PostToolCall(ctx, call, content); err != nil {
-			return nil, pyErr("PermissionError", "%v", err)
+			return nil, pyErr(sdk.CodePermission, "%v", err)
 		}
 	}
 	return content, nil

@@ -5,6 +5,8 @@ import (
 	"path"
 	"strings"
 	"sync"
+
+	"github.com/parselbox/parselbox/sdk"
 )
 
 // Policy says which of a namespace's tools the sandbox may call, and how
@@ -121,7 +123,7 @@ func (b *budget) take(ns string, p *Policy) error {
 		if src == "" {
 			src = fmt.Sprintf("namespace %q", ns)
 		}
-		return pyErr("PermissionError", "tool call budget spent: this execution has made its %d call%s to %s (max_tool_calls = %d of %s); the next execution starts a new budget",
+		return pyErr(sdk.CodePermission, "tool call budget spent: this execution has made its %d call%s to %s (max_tool_calls = %d of %s); the next execution starts a new budget",
 			p.MaxCalls, plural(p.MaxCalls), ns, p.MaxCalls, src)
 	}
 	b.calls[ns]++

@@ -302,7 +302,7 @@ func (r *Router) ServeSandbox(ctx context.Context, method string, params json.Ra
 	case "call":
 		var p callParams
 		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, pyErr("ValueError", "bad call: %v", err)
+			return nil, pyErr(sdk.CodeInvalidArgument, "bad call: %v", err)
 		}
 		res, err := r.call(ctx, &p)
 		if err != nil {
@@ -312,23 +312,23 @@ func (r *Router) ServeSandbox(ctx context.Context, method string, params json.Ra
 	case "task":
 		var p taskParams
 		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, pyErr("ValueError", "bad task request: %v", err)
+			return nil, pyErr(sdk.CodeInvalidArgument, "bad task request: %v", err)
 		}
 		return nil, r.tasks.control(ctx, &p)
 	case "dir":
 		var p pathParams
 		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, pyErr("ValueError", "bad dir request: %v", err)
+			return nil, pyErr(sdk.CodeInvalidArgument, "bad dir request: %v", err)
 		}
 		return r.dir(ctx, p.Path)
 	case "help":
 		var p helpParams
 		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, pyErr("ValueError", "bad help request: %v", err)
+			return nil, pyErr(sdk.CodeInvalidArgument, "bad help request: %v", err)
 		}
 		return r.help(ctx, p.Path, p.Full)
 	default:
-		return nil, pyErr("NotImplementedError", "the host serves no %q requests", method)
+		return nil, &sandbox.RemoteError{Type: "NotImplementedError", Message: fmt.Sprintf("the host serves no %q requests", method)}
 	}
 }
 
@@ -350,7 +350,7 @@ func (r *Router) lookup(path string) (*namespace, string, error) {
 	ns := r.namespaces[root]
 	r.mu.RUnlock()
 	if ns == nil {
-		return nil, "", pyErr("AttributeError", "'%s' not found", root)
+		return nil, "", pyErr(sdk.CodeNotFound, "'%s' not found", root)
 	}
 	return ns, rest, nil
 }
@@ -369,14 +369,14 @@ func (r *Router) tool(ctx context.Context, path string) (*namespace, *sdk.ToolIn
 	}
 	if t == nil {
 		if why, ok := ns.catalog(ctx, time.Duration(math.MaxInt64)).denied[rest]; ok {
-			return ns, nil, pyErr("PermissionError", "%s: %s", path, why)
+			return ns, nil, pyErr(sdk.CodePermission, "%s: %s", path, why)
 		}
 		// A namespace with no tools at all (an MCP server that did not
 		// start) says why: its description does.
 		if c := ns.catalog(ctx, time.Duration(math.MaxInt64)); len(c.tools) == 0 && c.desc != nil && c.desc.Description != "" {
-			return ns, nil, pyErr("AttributeError", "Tool '%s' not found: %s", path, c.desc.Description)
+			return ns, nil, pyErr(sdk.CodeNotFound, "Tool '%s' not found: %s", path, c.desc.Description)
 		}
-		return ns, nil, pyErr("AttributeError", "Tool '%s' not found", path)
+		return ns, nil, pyErr(sdk.CodeNotFound, "Tool '%s' not found", path)
 	}
 	return ns, t, nil
 }
@@ -394,9 +394,10 @@ func (c *catalog) find(rest string) *sdk.ToolInfo {
 	return nil
 }
 
-// pyErr is an error that the sandbox raises as the named Python exception.
-func pyErr(typ, format string, args ...any) error {
-	return &sandbox.RemoteError{Type: typ, Message: fmt.Sprintf(format, args...)}
+// pyErr is an error of the router's that the sandbox raises as the Python
+// exception of code (see protocol.Codes).
+func pyErr(code sdk.ErrorCode, format string, args ...any) error {
+	return &sandbox.RemoteError{Type: code.Python(), Message: fmt.Sprintf(format, args...)}
 }
 
 // pythonError maps a tool's typed failure to the Python exception (see

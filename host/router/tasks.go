@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/parselbox/parselbox/sdk"
 )
 
 // taskParams controls a running task: {op: "send"|"cancel", id, message}.
@@ -91,7 +93,7 @@ func (ts *tasks) begin(ctx context.Context, id string) (*task, context.Context, 
 	defer ts.mu.Unlock()
 	t := ts.slot(id)
 	if t.started {
-		return nil, nil, pyErr("ValueError", "task %q is already running", id)
+		return nil, nil, pyErr(sdk.CodeInvalidArgument, "task %q is already running", id)
 	}
 	t.started = true
 	ctx, t.cancel = context.WithCancel(ctx)
@@ -132,7 +134,7 @@ func (ts *tasks) control(ctx context.Context, p *taskParams) error {
 		if p.Op == "cancel" {
 			return nil // already over
 		}
-		return pyErr("RuntimeError", "task %s has finished; it takes no more messages", p.ID)
+		return pyErr(sdk.CodeInternal, "task %s has finished; it takes no more messages", p.ID)
 	}
 	t := ts.slot(p.ID)
 	switch p.Op {
@@ -153,11 +155,11 @@ func (ts *tasks) control(ctx context.Context, p *taskParams) error {
 		case t.inbox <- msg:
 			return nil
 		case <-ctx.Done():
-			return pyErr("TimeoutError", "task %s is not reading its messages", p.ID)
+			return pyErr(sdk.CodeTimeout, "task %s is not reading its messages", p.ID)
 		}
 	default:
 		ts.mu.Unlock()
-		return pyErr("ValueError", "unknown task operation %q", p.Op)
+		return pyErr(sdk.CodeInvalidArgument, "unknown task operation %q", p.Op)
 	}
 }
 

@@ -297,17 +297,15 @@ func (c *Client) feed(ctx context.Context, stream bridgev1.Bridge_CallClient, in
 }
 
 // rpcError classifies the error of an RPC: a failure the bridge reported
-// (a *protocol.ToolError or *protocol.ConfigError), a cancelled ctx
-// (ctx.Err()), a lost connection (wrapping ErrUnavailable), or something
-// else, wrapped with op.
+// (typedError: a *protocol.ToolError, *protocol.ConfigError or
+// *protocol.DeclineError), a cancelled ctx (ctx.Err()), a lost connection
+// (wrapping ErrUnavailable), or something else, wrapped with op.
 func (c *Client) rpcError(ctx context.Context, op string, err error) error {
 	if typed, ok := typedError(err); ok {
 		return typed
 	}
 	st, _ := status.FromError(err)
 	switch {
-	case st.Code() == codes.FailedPrecondition && len(st.Details()) == 0:
-		return &protocol.DeclineError{Reason: st.Message()}
 	case st.Code() == codes.Unavailable || c.done.Err() != nil:
 		return fmt.Errorf("%s: %w (%s)", op, ErrUnavailable, st.Message())
 	case ctx.Err() != nil && (st.Code() == codes.Canceled || st.Code() == codes.DeadlineExceeded):

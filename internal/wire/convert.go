@@ -2,19 +2,15 @@ package wire
 
 import (
 	"encoding/json"
-	"errors"
 	"strings"
 	"unicode/utf8"
-
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/parselbox/parselbox/internal/protocol"
 	bridgev1 "github.com/parselbox/parselbox/proto/parselbox/bridge/v1"
 )
 
 // Every conversion between the protocol's Go types (package protocol) and
-// its generated ones, for both sides.
+// its generated ones, for both sides; errors.go has the errors'.
 
 func describeToPB(d *protocol.Description) *bridgev1.DescribeResponse {
 	if d == nil {
@@ -108,6 +104,14 @@ func toolErrorFromPB(e *bridgev1.ToolError) *protocol.ToolError {
 	return &protocol.ToolError{Code: protocol.CodeFromProto(e.GetCode()), Message: e.GetMessage()}
 }
 
+func configErrorToPB(e *protocol.ConfigError) *bridgev1.ConfigError {
+	return &bridgev1.ConfigError{Key: validUTF8(e.Key), Message: validUTF8(e.Message)}
+}
+
+func configErrorFromPB(e *bridgev1.ConfigError) *protocol.ConfigError {
+	return &protocol.ConfigError{Key: e.GetKey(), Message: e.GetMessage()}
+}
+
 // validUTF8 replaces invalid UTF-8, which protobuf string fields refuse (a
 // log line or message with raw bytes would otherwise fail the whole call).
 func validUTF8(s string) string {
@@ -115,82 +119,4 @@ func validUTF8(s string) string {
 		return s
 	}
 	return strings.ToValidUTF8(s, "\uFFFD")
-}
-
-// errorStatus turns an error of a bridge (or of the host's callback
-// service) into a gRPC status carrying it typed: a *protocol.ConfigError as
-// a ConfigError detail, anything else as a ToolError (see
-// protocol.AsToolError for its code). The status code is Unknown whatever
-// the error, so that a failure reported by a bridge is never mistaken for a
-// transport failure (Unavailable, Canceled) of the connection.
-func errorStatus(err error) error {
-	var de *protocol.DeclineError
-	if errors.As(err, &de) {
-		return status.New(codes.FailedPrecondition, validUTF8(de.Reason)).Err()
-	}
-	var ce *protocol.ConfigError
-	if errors.As(err, &ce) {
-		st := status.New(codes.Unknown, validUTF8(ce.Error()))
-		if d, e := st.WithDetails(&bridgev1.ConfigError{Key: validUTF8(ce.Key), Message: validUTF8(ce.Message)}); e == nil {
-			st = d
-		}
-		return st.Err()
-	}
-	te := protocol.AsToolError(err)
-	st := status.New(codes.Unknown, validUTF8(te.Message))
-	if d, e := st.WithDetails(toolErrorToPB(te)); e == nil {
-		st = d
-	}
-	return st.Err()
-}
-
-// outcomeToPB is the CallsResponse of call id that ended with res or err:
-// what Run answers, as a message (errorStatus's cases).
-func outcomeToPB(id uint64, res *protocol.CallToolResult, err error) *bridgev1.CallsResponse {
-	out := &bridgev1.CallsResponse{Id: id}
-	var de *protocol.DeclineError
-	var ce *protocol.ConfigError
-	switch {
-	case err == nil:
-		out.Outcome = &bridgev1.CallsResponse_Result{Result: resultToPB(res)}
-	case errors.As(err, &de):
-		out.Outcome = &bridgev1.CallsResponse_Declined{Declined: validUTF8(de.Reason)}
-	case errors.As(err, &ce):
-		out.Outcome = &bridgev1.CallsResponse_ConfigError{ConfigError: &bridgev1.ConfigError{Key: validUTF8(ce.Key), Message: validUTF8(ce.Message)}}
-	default:
-		out.Outcome = &bridgev1.CallsResponse_Error{Error: toolErrorToPB(protocol.AsToolError(err))}
-	}
-	return out
-}
-
-// outcomeFromPB is the result or error of a CallsResponse, as the client
-// returns them for a Run (typedError's and rpcError's cases).
-func outcomeFromPB(out *bridgev1.CallsResponse) (*protocol.CallToolResult, error) {
-	switch o := out.GetOutcome().(type) {
-	case *bridgev1.CallsResponse_Error:
-		return nil, toolErrorFromPB(o.Error)
-	case *bridgev1.CallsResponse_Declined:
-		return nil, &protocol.DeclineError{Reason: o.Declined}
-	case *bridgev1.CallsResponse_ConfigError:
-		return nil, &protocol.ConfigError{Key: o.ConfigError.GetKey(), Message: o.ConfigError.GetMessage()}
-	}
-	return resultFromPB(out.GetResult()), nil
-}
-
-// typedError returns the error that a status carries typed (a
-// *protocol.ConfigError or a *protocol.ToolError), if it carries one.
-func typedError(err error) (error, bool) {
-	st, ok := status.FromError(err)
-	if !ok {
-		return nil, false
-	}
-	for _, d := range st.Details() {
-		switch d := d.(type) {
-		case *bridgev1.ConfigError:
-			return &protocol.ConfigError{Key: d.GetKey(), Message: d.GetMessage()}, true
-		case *bridgev1.ToolError:
-			return toolErrorFromPB(d), true
-		}
-	}
-	return nil, false
 }

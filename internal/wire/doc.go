@@ -6,10 +6,11 @@
 // through go-plugin's broker, and every conversion between the generated
 // types and those of package protocol. Nothing else sees generated code.
 //
-// Typed errors cross as they are: a *protocol.ToolError or
-// *protocol.ConfigError returned on one side is returned on the other,
-// carried in the gRPC status's details (for a call on the shared Calls
-// stream, in the call's CallsResponse).
+// Typed errors cross as they are: a *protocol.ToolError,
+// *protocol.ConfigError or *protocol.DeclineError returned on one side is
+// returned on the other, carried in the gRPC status (for a call on the
+// shared Calls stream, in the call's CallsResponse). errors.go maps
+// them once to a call's outcome, and an outcome to its gRPC status.
 //
 //	// bridge side (sdk.Serve)
 //	plugin.Serve(wire.ServeConfig(bridge, logger))

@@ -52,7 +52,9 @@ _EXCEPTIONS = {
 
 
 def _exception(typ, message):
-    """The Python exception for an error reply."""
+    """The Python exception for an error reply: a builtin exception's name,
+    or CancelledError (the names of the host's table of error codes,
+    protocol.Codes); RuntimeError for any other."""
     if typ == "CancelledError":
         return asyncio.CancelledError(message)
     return _EXCEPTIONS.get(typ or "", RuntimeError)(message)
