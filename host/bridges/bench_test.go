@@ -1,6 +1,7 @@
 package bridges_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,13 +27,17 @@ import (
 var echoArgs = []byte(`{"a":1,"b":"two"}`)
 
 // BenchmarkCallPlugin is a small call to a plugin process, one at a time. It
-// reports the latency percentiles and the plugin's resident memory.
+// reports the latency percentiles, the plugin's resident memory, and what
+// each call costs each process in CPU time and in context switches (the
+// sleeps and wakeups of its threads): on a loaded machine the latency is
+// noise, and those two are what a change of the call path changes.
 func BenchmarkCallPlugin(b *testing.B) {
 	m := newManager(b, bridges.Options{Logger: hclog.NewNullLogger()})
 	br := start(b, m, "bench", config(b, nil))
 	pid := pidOf(b, br)
 	req := &sdk.CallToolRequest{Name: "echo", Arguments: echoArgs}
 	lat := make([]time.Duration, 0, b.N)
+	host0, plugin0 := selfUsage(b), procUsage(b, pid)
 	for b.Loop() {
 		t0 := time.Now()
 		if _, err := br.CallTool(context.Background(), req); err != nil {
@@ -39,7 +45,10 @@ func BenchmarkCallPlugin(b *testing.B) {
 		}
 		lat = append(lat, time.Since(t0))
 	}
+	host1, plugin1 := selfUsage(b), procUsage(b, pid)
 	reportPercentiles(b, lat)
+	host1.report(b, host0, "host", len(lat))
+	plugin1.report(b, plugin0, "plugin", len(lat))
 	if rss, err := rssKB(pid); err == nil {
 		b.ReportMetric(float64(rss)/1024, "plugin-RSS-MB")
 	}
@@ -132,6 +141,66 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 	}
 	b.ReportMetric(at(0.50), "p50-µs")
 	b.ReportMetric(at(0.99), "p99-µs")
+}
+
+// usage is the CPU time and context switches (voluntary and not) of a
+// process so far.
+type usage struct {
+	cpu      time.Duration
+	switches int64
+}
+
+// report reports the CPU time and context switches per call since u0.
+func (u usage) report(b *testing.B, u0 usage, who string, calls int) {
+	if calls == 0 {
+		return
+	}
+	b.ReportMetric(float64((u.cpu-u0.cpu).Microseconds())/float64(calls), who+"-cpu-µs/op")
+	b.ReportMetric(float64(u.switches-u0.switches)/float64(calls), who+"-ctxsw/op")
+}
+
+// selfUsage is this process's usage.
+func selfUsage(b *testing.B) usage {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return usage{
+		cpu:      time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
+		switches: ru.Nvcsw + ru.Nivcsw,
+	}
+}
+
+// procUsage is the usage of process pid, from /proc: its CPU time (in
+// clock ticks of 10 ms, enough over thousands of calls) and the context
+// switches of its threads.
+func procUsage(b *testing.B, pid int) usage {
+	var u usage
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The fields after the command, which may contain spaces: utime and
+	// stime are the 14th and 15th of the line.
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	u.cpu = time.Duration(ut+st) * 10 * time.Millisecond
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, t := range tasks {
+		status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, t.Name()))
+		for line := range strings.SplitSeq(string(status), "\n") {
+			name, v, _ := strings.Cut(line, ":")
+			if name == "voluntary_ctxt_switches" || name == "nonvoluntary_ctxt_switches" {
+				n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				u.switches += n
+			}
+		}
+	}
+	return u
 }
 
 // rssKB returns the resident set size of a process, from /proc.

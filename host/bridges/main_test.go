@@ -31,6 +31,10 @@ func TestMain(m *testing.M) {
 		serveTestBridge()
 		return
 	}
+	if path := os.Getenv(rawEchoEnv); path != "" {
+		serveRawEcho(path)
+		return
+	}
 	if os.Getenv(hostModeEnv) != "" {
 		runTestHost()
 		return
