@@ -98,7 +98,10 @@ func TestStdioSubprocess(t *testing.T) {
 			"PARSELBOX_RUNTIME="+testenv.Runtime(t).Dir, "PARSELBOX_TEST_CACHE="+testenv.CacheDir(t))
 		cmd.Stderr = &stderr
 		c, rec := newClient(answer)
-		cs, err := c.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+		// Closing waits for the process to exit on its own; a deadline, not
+		// a measure (its default, 5 s, is too short for a loaded machine).
+		cs, err := c.Connect(t.Context(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Minute},
+			&mcp.ClientSessionOptions{ProtocolVersion: protocol})
 		if err != nil {
 			t.Fatalf("protocol %q: %v\nstderr: %s", protocol, err, stderr.String())
 		}
