@@ -410,6 +410,15 @@ func (b *bench) execRun(ctx context.Context, fl *floor, mc *mcpClients) error {
 		add(&rawStdio, "over stdio, minimal client", func() (time.Duration, error) { return callRawExec(mc.rawStdio, "1+1", `{"result":2}`) })
 		add(&rawNoop, "no-op server over stdio, minimal client", func() (time.Duration, error) { return callRawExec(mc.rawNoop, "1+1", `{"result":2}`) })
 	}
+	// The CPU time of the stdio servers the minimal client drives (the
+	// process alone, not its sandbox), which serve nothing else: what one
+	// execute_code costs the server, a figure the load stretches less
+	// than the latencies.
+	var rawCPU0, rawNoopCPU0 time.Duration
+	if mc.rawStdio != nil {
+		rawCPU0, _ = cpuOf(mc.rawStdio.cmd.Process.Pid)
+		rawNoopCPU0, _ = cpuOf(mc.rawNoop.cmd.Process.Pid)
+	}
 	for range b.execs {
 		for _, i := range shuffled(len(round)) {
 			d, err := round[i].run()
@@ -437,6 +446,12 @@ func (b *bench) execRun(ctx context.Context, fl *floor, mc *mcpClients) error {
 		b.add("mcp_stdio_raw_minus_exec_p50_ms", percentile(minus(rawStdio, ours), 50))
 		b.add("mcp_stdio_raw_noop_p50_ms", percentile(rawNoop, 50))
 		b.add("mcp_stdio_raw_own_p50_ms", percentile(minus(minus(rawStdio, ours), rawNoop), 50))
+		if cpu, err := cpuOf(mc.rawStdio.cmd.Process.Pid); err == nil && rawCPU0 > 0 {
+			b.add("mcp_stdio_server_cpu_ms", ms(cpu-rawCPU0)/float64(b.execs))
+		}
+		if cpu, err := cpuOf(mc.rawNoop.cmd.Process.Pid); err == nil && rawNoopCPU0 > 0 {
+			b.add("mcp_stdio_noop_server_cpu_ms", ms(cpu-rawNoopCPU0)/float64(b.execs))
+		}
 	}
 	b.add("exec_p50_ms", percentile(ours, 50))
 	b.add("exec_p99_ms", percentile(ours, 99))

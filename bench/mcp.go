@@ -40,6 +40,10 @@ var mcpTargets = []target{
 	{"mcp_stdio_raw_minus_exec_p50_ms", "", "≤ 0.5 ms (paired)", func(r results) bool { return r.v("mcp_stdio_raw_minus_exec_p50_ms") <= 0.5 }},
 	{"mcp_stdio_raw_noop_p50_ms", "", "", nil},
 	{"mcp_stdio_raw_own_p50_ms", "", "", nil},
+	// The CPU time of the server process (not its sandbox) per
+	// execute_code with the minimal client: Parselbox's, and the no-op
+	// go-sdk server's.
+	{"mcp_stdio_server_cpu_ms", "mcp_stdio_noop_server_cpu_ms", "", nil},
 }
 
 // noopEnv makes the bench binary serve the no-op MCP server (serveNoop)
