@@ -125,13 +125,14 @@ func pluginBridge() *sdk.Bridge {
 		os.WriteFile(cfg.Marker, []byte("cancelled"), 0o644)
 		return "", sdk.Errorf(sdk.CodeCancelled, "wait: cancelled")
 	})
-	// fail fails with a ToolError of any code, as a failed result; throw
-	// (see throwing) returns the same failure as CallTool's error.
+	// report fails with a ToolError of any code, as a failed result; throw
+	// (see throwing) returns the same failure as CallTool's error. (Not
+	// "fail": TestToolPolicies searches for refused tools by that name.)
 	type failIn struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
 	}
-	for _, name := range []string{"fail", "throw"} {
+	for _, name := range []string{"report", "throw"} {
 		sdk.AddTool(b, &sdk.Tool{Name: name}, func(_ context.Context, _ *sdk.CallToolRequest, in failIn) (any, error) {
 			return nil, sdk.Errorf(sdk.ErrorCode(in.Code), "%s", in.Message)
 		})
@@ -303,8 +304,8 @@ got = []
 for w in json.loads(`+strconv.Quote(string(cases))+`):
     msg = w["Message"].removeprefix('bridge "tp": ').removeprefix("the bridge declined to serve: ").removeprefix("throw: ")
     cls = asyncio.CancelledError if w["Python"] == "CancelledError" else getattr(builtins, w["Python"])
-    for tool in ("fail", "throw"):
-        if tool == "fail" and w["Code"] in ("decline", "config"):
+    for tool in ("report", "throw"):
+        if tool == "report" and w["Code"] in ("decline", "config"):
             continue
         for how in ("call", "task"):
             f = getattr(tp, tool)
