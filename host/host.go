@@ -22,6 +22,7 @@ import (
 	"github.com/parselbox/parselbox/host/router"
 	"github.com/parselbox/parselbox/host/sandbox"
 	"github.com/parselbox/parselbox/host/serve"
+	"github.com/parselbox/parselbox/sdk"
 )
 
 // MaxMemoryMB is the most memory 32-bit WebAssembly can address.
@@ -300,7 +301,7 @@ func (s *Sandbox) Execute(ctx context.Context, code string) (*Result, error) {
 	for _, h := range s.cfg.Hooks {
 		if err := h.PreExecute(ctx, code); err != nil {
 			return &Result{Output: []byte("null"), Files: []string{},
-				Error: &Error{Type: "PermissionError", Message: "Blocked by hook: " + err.Error()}}, nil
+				Error: &Error{Type: sdk.CodePermission.Python(), Message: "Blocked by hook: " + err.Error()}}, nil
 		}
 	}
 	if s.pkgs != nil && s.cfg.AllowRuntimePackages {

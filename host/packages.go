@@ -12,6 +12,7 @@ import (
 
 	"github.com/parselbox/parselbox/host/packages"
 	"github.com/parselbox/parselbox/host/sandbox"
+	"github.com/parselbox/parselbox/sdk"
 )
 
 // installPackages installs the configuration's Python packages on the host
@@ -268,7 +269,7 @@ func (h sandboxHandler) ServeSandbox(ctx context.Context, method string, params 
 			Names []string `json:"names"`
 		}
 		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, &sandbox.RemoteError{Type: "ValueError", Message: "bad packages.install request: " + err.Error()}
+			return nil, &sandbox.RemoteError{Type: sdk.CodeInvalidArgument.Python(), Message: "bad packages.install request: " + err.Error()}
 		}
 		return h.s.guestPackages(ctx, p.Names)
 	}
@@ -279,7 +280,7 @@ func (h sandboxHandler) ServeSandbox(ctx context.Context, method string, params 
 		Package string `json:"package"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, &sandbox.RemoteError{Type: "ValueError", Message: "bad npm.install request: " + err.Error()}
+		return nil, &sandbox.RemoteError{Type: sdk.CodeInvalidArgument.Python(), Message: "bad npm.install request: " + err.Error()}
 	}
 	return h.s.runtimeNPM(ctx, p.Package)
 }
@@ -289,7 +290,7 @@ func (h sandboxHandler) ServeSandbox(ctx context.Context, method string, params 
 func (s *Sandbox) runtimeNPM(ctx context.Context, spec string) (any, error) {
 	pkg, err := packages.ParseNPM(spec)
 	if err != nil {
-		return nil, &sandbox.RemoteError{Type: "ValueError", Message: fmt.Sprintf("require(%q): %v", spec, err)}
+		return nil, &sandbox.RemoteError{Type: sdk.CodeInvalidArgument.Python(), Message: fmt.Sprintf("require(%q): %v", spec, err)}
 	}
 	if !s.cfg.AllowRuntimePackages || s.npm.dir == "" {
 		return nil, &sandbox.RemoteError{Type: "ModuleNotFoundError", Message: fmt.Sprintf(
