@@ -21,8 +21,9 @@ type Observer interface {
 	// "error", "refused" or "cancelled". Discovery (sbx.*) is not told.
 	ToolCalled(bridge, outcome string, d time.Duration)
 	// Restarted: the sandbox process ended unexpectedly and is restarted;
-	// cause is "timeout", "interrupt", "memory", "runaway", "fatal", "protocol" or
-	// "crash" (it died of itself).
+	// cause is "timeout", "interrupt", "memory", "runaway", "fatal", "wedged"
+	// (the interpreter could no longer run code), "protocol" or "crash" (it
+	// died of itself).
 	Restarted(cause string)
 }
 

@@ -71,7 +71,7 @@ func New() *Metrics {
 	})).(prometheus.Histogram)
 	m.restarts = f(prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "sandbox_restarts_total",
-		Help: "Sandbox processes that ended unexpectedly and were restarted, by cause: timeout, interrupt, memory, runaway, fatal, protocol, crash.",
+		Help: "Sandbox processes that ended unexpectedly and were restarted, by cause: timeout, interrupt, memory, runaway, fatal, wedged, protocol, crash.",
 	}, []string{"cause"})).(*prometheus.CounterVec)
 	for _, o := range []string{"ok", "raised", "timeout", "crashed", "failed"} {
 		m.executions.WithLabelValues(o) // present at 0, so that sums add up

@@ -43,7 +43,8 @@
 // init (the first line), exec {code, timeout}, api {request, timeout} (a
 // request of the served app, run beside an execution: features/api.ts),
 // info, warm (do now the setup deferred past boot: Supervisor.Warm),
-// shutdown, and the responses to the runner's requests. Runner → host: ready, call, dir,
+// probe {n} (n + 1, run as an execution's code is: does the interpreter
+// still run code? Supervisor.healthy), shutdown, and the responses to the runner's requests. Runner → host: ready, call, dir,
 // help and task requests, and the notifications cancel (it gave up on some
 // of its requests), log (its own diagnostics, at the level it chose),
 // fatal (the interpreter failed fatally; it exits), runaway (code did not

@@ -40,6 +40,7 @@ const (
 	killClose     = "close"     // the sandbox was closed
 	killRunaway   = "runaway"   // a callback blocked the sandbox between executions
 	killFatal     = "fatal"     // the interpreter failed fatally
+	killWedged    = "wedged"    // the interpreter could no longer run code (Supervisor.healthy)
 	killProtocol  = "protocol"  // the sandbox broke the protocol
 )
 

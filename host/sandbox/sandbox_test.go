@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -343,6 +344,74 @@ func TestFatalRuntimeErrorRestarts(t *testing.T) {
 		t.Errorf("after a fatal error: %v", got)
 	}
 	wantError(t, run(t, sb, "kept"), "NameError", "kept")
+}
+
+// An interpreter that can no longer run code (broken here on purpose by
+// the guest: every compilation fails, or the recursion limit is the depth
+// that executions run at) is noticed after the first error it gives: that
+// execution says that it was restarted and state was lost, the next one
+// works and says nothing more.
+func TestWedgedInterpreterRestarts(t *testing.T) {
+	t.Parallel()
+	causes := make(chan string, 10)
+	sb := start(t, sandbox.Options{OnRestart: func(cause string) { causes <- cause }})
+	const hook = "import sys\ndef h(event, args):\n    if event == 'compile': raise %s\nsys.addaudithook(h)"
+	for _, c := range []struct{ name, wedge, typ string }{
+		{"MemoryError on every compilation", fmt.Sprintf(hook, "MemoryError"), "MemoryError"},
+		{"SystemError on every compilation", fmt.Sprintf(hook, "SystemError('wedged')"), "SystemError"},
+		{"recursion limit at the depth of executions",
+			"import sys\nf, d = sys._getframe(), 0\nwhile f: f, d = f.f_back, d + 1\nsys.setrecursionlimit(d + 1)", "RecursionError"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if r := run(t, sb, "kept = 1\n"+c.wedge); r.Error != nil {
+				t.Fatalf("wedging: %s: %s", r.Error.Type, r.Error.Message)
+			}
+			pid := sb.PID()
+			wantError(t, run(t, sb, "6 * 7"), c.typ, "the sandbox was restarted and all state was lost.")
+			r := run(t, sb, "6 * 7")
+			if got := output(t, r); got != 42.0 || r.Note != "" {
+				t.Errorf("after the restart: %v, note %q", got, r.Note)
+			}
+			if sb.PID() == pid {
+				t.Errorf("the process was not replaced")
+			}
+			select { // told before the restart that the execution waited for
+			case cause := <-causes:
+				if cause != "wedged" {
+					t.Errorf("restarted for %q", cause)
+				}
+			default:
+				t.Errorf("OnRestart was not told")
+			}
+			wantError(t, run(t, sb, "kept"), "NameError", "kept")
+		})
+	}
+}
+
+// Code that raises those errors itself, or runs out of memory or stack the
+// ordinary way, leaves an interpreter that runs code: it keeps its state.
+func TestErrorsThatKeepState(t *testing.T) {
+	t.Parallel()
+	sb := start(t, sandbox.Options{MemoryMB: 256})
+	run(t, sb, "kept = 1")
+	pid := sb.PID()
+	for _, c := range []struct{ code, typ string }{
+		{"raise MemoryError()", "MemoryError"},
+		{"raise SystemError('mine')", "SystemError"},
+		{"raise RecursionError", "RecursionError"},
+		{"def f(): return f()\nf()", "RecursionError"},
+		{"b = bytearray(1 << 30)", "MemoryError"},
+	} {
+		r := run(t, sb, c.code)
+		wantError(t, r, c.typ, "")
+		if strings.Contains(r.Error.Message, "state was lost") {
+			t.Errorf("%q: %s", c.code, r.Error.Message)
+		}
+	}
+	caught := "def f(): return f()\ntry:\n    f()\nexcept RecursionError:\n    kept += 1\nkept"
+	if got := output(t, run(t, sb, caught)); got != 2.0 || sb.PID() != pid {
+		t.Errorf("state after the errors: kept = %v; pid %d, was %d", got, sb.PID(), pid)
+	}
 }
 
 // The host's RSS watchdog kills a process above its hard limit, even when

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
@@ -87,7 +88,7 @@ type Options struct {
 	BootTimeout time.Duration
 	// OnRestart, if set, is told why the process ended each time it ended
 	// unexpectedly and is restarted: "timeout", "interrupt", "memory", "runaway",
-	// "fatal", "protocol" or "crash".
+	// "fatal", "wedged", "protocol" or "crash".
 	OnRestart func(cause string)
 	// NoSnapshot boots cold, without the memory snapshot (for measurements).
 	NoSnapshot bool
@@ -160,8 +161,8 @@ type Bind struct {
 
 // Supervisor is the process supervisor of one sandbox: it runs a Python
 // interpreter in a Deno process, speaks the protocol with it, and restarts
-// it when it dies or must be killed (Python state is lost, files on disk are
-// not). Its methods are safe for concurrent use; executions run one at a
+// it when it dies, must be killed, or can no longer run code (healthy):
+// Python state is lost, files on disk are not. Its methods are safe for concurrent use; executions run one at a
 // time. The host's Sandbox (package host) wraps it with the workspace and
 // the tools.
 type Supervisor struct {
@@ -547,7 +548,9 @@ func (s *Supervisor) current(ctx context.Context) (*process, error) {
 //
 // If the sandbox was restarted since the last execution (it crashed, or a
 // callback left running blocked it), the execution runs on the fresh one
-// and Result.Note says what was lost.
+// and Result.Note says what was lost. An execution that ended in an error
+// after which the interpreter could no longer run code (healthy) keeps its
+// error, which says that the sandbox was restarted and state was lost.
 func (s *Supervisor) Exec(ctx context.Context, code string, timeout time.Duration) (*Result, error) {
 	s.execMu.Lock()
 	defer s.execMu.Unlock()
@@ -663,6 +666,20 @@ func (s *Supervisor) execOn(ctx context.Context, p *process, code string, timeou
 			if interrupted && r.Error != nil && r.Error.Type == "KeyboardInterrupt" {
 				r.Error.Message = "Execution interrupted: " + context.Cause(ctx).Error()
 			}
+			if r.Error != nil && slices.Contains(troubleTypes, r.Error.Type) && !s.healthy(p) {
+				// Kept: what the code raised; the restart is told here, once.
+				p.killWith(killWedged, r.Error.Type)
+				<-p.exited
+				s.mu.Lock()
+				p.reported = true
+				s.mu.Unlock()
+				msg := strings.TrimSpace(r.Error.Message)
+				if msg != "" && !strings.HasSuffix(msg, ".") {
+					msg += "."
+				}
+				r.Error.Message = joinNotes(msg, fmt.Sprintf("After this %s the Python interpreter could no longer run code; "+
+					"the sandbox was restarted and all state was lost.", r.Error.Type))
+			}
 			return r, nil
 		case <-hardDeadline:
 			p.kill(killTimeout)
@@ -685,6 +702,36 @@ func (s *Supervisor) execOn(ctx context.Context, p *process, code string, timeou
 			done, interrupted = nil, true
 		}
 	}
+}
+
+// troubleTypes are the errors of an execution that may mean that the
+// interpreter cannot run code any more (its memory, its stack or the
+// runner's Python are broken), not only that the code failed: the
+// supervisor then checks that it still can (healthy). "SandboxError" is the
+// runner's own: running the code failed outside Python.
+var troubleTypes = []string{"MemoryError", "RecursionError", "SystemError", "SandboxError"}
+
+// healthy reports whether process p's interpreter still runs code: the
+// runner runs a test expression the way it runs an execution's code,
+// n + 1 on a random n of the host's (not code the guest wrote, and no
+// answer it could give without running Python), and the answer must be
+// right within Grace. An interpreter that fails it is wedged, and restarted.
+// It runs only after an execution that ended in one of troubleTypes: code
+// that raised MemoryError itself passes it and keeps its state.
+func (s *Supervisor) healthy(p *process) bool {
+	n := rand.Int64N(1 << 40)
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.Grace)
+	defer cancel()
+	raw, err := p.request(ctx, "probe", map[string]int64{"n": n})
+	var got int64
+	if err == nil && json.Unmarshal(raw, &got) == nil && got == n+1 {
+		return true
+	}
+	if err == nil {
+		err = fmt.Errorf("the answer %s, not %d", escape(string(raw), 100), n+1)
+	}
+	s.log.Warn("the Python interpreter can no longer run code; restarting the sandbox", "probe", escape(err.Error(), 300))
+	return false
 }
 
 // checkFiles keeps the reported files that are regular files inside the

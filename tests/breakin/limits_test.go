@@ -67,6 +67,9 @@ func TestCrashRecovery(t *testing.T) {
 		{"emscripten exit", "import pyodide_js\npyodide_js._module._exit(1)"},
 		{"ctypes null write", "import ctypes\nctypes.memset(0, 0, 1 << 30)"},
 		{"fatal via api", "import pyodide_js\npyodide_js._api.fatal_error('boom')"},
+		// Not a crash: an interpreter that cannot run code any more.
+		{"wedged: MemoryError on every compilation", "import sys\ndef h(event, args):\n    if event == 'compile': raise MemoryError\nsys.addaudithook(h)\nraise MemoryError"},
+		{"wedged: recursion limit at the depth of executions", "import sys\nf, d = sys._getframe(), 0\nwhile f: f, d = f.f_back, d + 1\nsys.setrecursionlimit(d + 1)\ndef g(): g()\ng()"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			run(t, sb, "state = 1")

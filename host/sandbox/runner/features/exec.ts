@@ -5,7 +5,7 @@
 // files from HostFS. One execution runs at a time; an execution over
 // max_result_size answers with an error naming the option instead.
 
-import { NO_REPLY } from "../channel.ts";
+import { NO_REPLY, RemoteError } from "../channel.ts";
 import { register, Runtime } from "../runtime.ts";
 import { IDLE_LIMIT, REQUESTED, TIMEOUT } from "../watchdog.ts";
 import { clearGuestTimers, onTimerError } from "../jsglobals.ts";
@@ -230,6 +230,23 @@ register({
       busy = false;
       rt.channel.write(line);
     };
+
+    // probe: whether the interpreter still runs code (the host asks after an
+    // execution that ended in an error that may mean it cannot, such as
+    // MemoryError): n + 1, on the host's n, run the way an execution's code
+    // is; the answer is Python's value, which the host checks.
+    rt.channel.handle("probe", async (params) => {
+      const n = Number(params?.n);
+      if (!Number.isSafeInteger(n)) throw new RemoteError("ValueError", "probe: n is not an integer");
+      const r = await start(`${n} + 1`, false);
+      if (!isProxy(r)) return r ?? null;
+      try {
+        const err = errorValue(r.toJs({ create_pyproxies: false })[1]);
+        throw new RemoteError(err?.type ?? "TypeError", err?.message ?? "probe: not a number");
+      } finally {
+        r.destroy();
+      }
+    });
 
     rt.channel.handle("exec", (params, id) => {
       // One execution at a time; the host serializes too, this is a backstop.
