@@ -162,9 +162,9 @@ type Bind struct {
 // Supervisor is the process supervisor of one sandbox: it runs a Python
 // interpreter in a Deno process, speaks the protocol with it, and restarts
 // it when it dies, must be killed, or can no longer run code (healthy):
-// Python state is lost, files on disk are not. Its methods are safe for concurrent use; executions run one at a
-// time. The host's Sandbox (package host) wraps it with the workspace and
-// the tools.
+// Python state is lost, files on disk are not. Its methods are safe for
+// concurrent use; executions run one at a time. The host's Sandbox (package
+// host) wraps it with the workspace and the tools.
 type Supervisor struct {
 	opts      Options
 	log       hclog.Logger
