@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"golang.org/x/net/http/httpguts"
+
 	"github.com/parselbox/parselbox/sdk"
 )
 
@@ -251,7 +253,7 @@ func (a *api) raw(ctx context.Context, call *sdk.CallToolRequest, method string,
 		return nil, err
 	}
 	for name, v := range in.Headers {
-		if !validHeaderName(name) {
+		if !httpguts.ValidHeaderFieldName(name) {
 			return nil, sdk.Errorf(sdk.CodeInvalidArgument, "headers: %q is not a valid header name", name)
 		}
 		s, err := headerValue(name, v)
