@@ -71,7 +71,7 @@ func decodeConfigValue(v reflect.Value, raw json.RawMessage, path string) error 
 	}
 	if opaque(t) || t.Kind() == reflect.Interface {
 		if err := json.Unmarshal(raw, v.Addr().Interface()); err != nil {
-			return &ConfigError{Key: path, Message: configMessage(err)}
+			return &ConfigError{Key: path, Message: jsonMessage(err)}
 		}
 		return nil
 	}
@@ -146,7 +146,7 @@ func decodeConfigValue(v reflect.Value, raw json.RawMessage, path string) error 
 		return nil
 	}
 	if err := json.Unmarshal(raw, v.Addr().Interface()); err != nil {
-		return &ConfigError{Key: path, Message: configMessage(err)}
+		return &ConfigError{Key: path, Message: jsonMessage(err)}
 	}
 	return nil
 }
@@ -213,8 +213,9 @@ func joinKey(path, key string) string {
 	return path + "." + key
 }
 
-// configMessage rewrites an encoding/json error about one value.
-func configMessage(err error) string {
+// jsonMessage rewrites an encoding/json error about one value in the
+// words of JSON Schema ("expected integer, got string").
+func jsonMessage(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		return fmt.Sprintf("expected %s, got %s", jsonType(te.Type), gotValue(te.Value))

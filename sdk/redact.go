@@ -150,13 +150,10 @@ func lowerPercent(s string) string {
 // with "/" escaped as "\/". Other optional escapes ("\u0041" for "A") are
 // found by RedactJSON's decoding.
 func jsonForms(s string) []string {
-	var plain bytes.Buffer
-	enc := json.NewEncoder(&plain)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
+	plain, _ := encodeJSON(s)
 	html, _ := json.Marshal(s)
 	var out []string
-	for _, b := range [][]byte{html, bytes.TrimSuffix(plain.Bytes(), []byte("\n"))} {
+	for _, b := range [][]byte{html, plain} {
 		e := string(b[1 : len(b)-1])
 		out = append(out, e)
 		if strings.Contains(e, "/") {

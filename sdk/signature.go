@@ -420,14 +420,10 @@ func decodeValue(name string, raw json.RawMessage, dst reflect.Value) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst.Addr().Interface()); err != nil {
 		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			msg := fmt.Sprintf("expected %s, got %s", jsonType(te.Type), gotValue(te.Value))
-			if te.Field != "" {
-				return Errorf(CodeInvalidArgument, "argument %q: field %q: %s", name, te.Field, msg)
-			}
-			return Errorf(CodeInvalidArgument, "argument %q: %s", name, msg)
+		if errors.As(err, &te) && te.Field != "" {
+			return Errorf(CodeInvalidArgument, "argument %q: field %q: %s", name, te.Field, jsonMessage(err))
 		}
-		return Errorf(CodeInvalidArgument, "argument %q: %s", name, strings.TrimPrefix(err.Error(), "json: "))
+		return Errorf(CodeInvalidArgument, "argument %q: %s", name, jsonMessage(err))
 	}
 	if msg := fill(raw, dst, ""); msg != "" {
 		return Errorf(CodeInvalidArgument, "argument %q: %s", name, msg)
