@@ -90,12 +90,8 @@ func decodeConfigValue(v reflect.Value, raw json.RawMessage, path string) error 
 		if err != nil {
 			return &ConfigError{Key: path, Message: err.Error()}
 		}
-		byName := make(map[string]field, len(fs))
-		for _, f := range fs {
-			byName[f.name] = f
-		}
 		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			if _, ok := byName[k]; !ok {
+			if !slices.ContainsFunc(fs, func(f field) bool { return f.name == k }) {
 				return &ConfigError{Key: joinKey(path, k), Message: unknownKey(k, fs)}
 			}
 		}
