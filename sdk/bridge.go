@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 
@@ -190,12 +191,7 @@ func (b *Bridge) RemoveTool(name string) bool {
 		return false
 	}
 	delete(b.tools, name)
-	for i, n := range b.order {
-		if n == name {
-			b.order = append(b.order[:i], b.order[i+1:]...)
-			break
-		}
-	}
+	b.order = slices.DeleteFunc(b.order, func(n string) bool { return n == name })
 	return true
 }
 

@@ -71,7 +71,7 @@ func decodeConfigValue(v reflect.Value, raw json.RawMessage, path string) error 
 	}
 	if opaque(t) || t.Kind() == reflect.Interface {
 		if err := json.Unmarshal(raw, v.Addr().Interface()); err != nil {
-			return &ConfigError{Key: path, Message: configMessage(err)}
+			return &ConfigError{Key: path, Message: jsonMessage(err)}
 		}
 		return nil
 	}
@@ -90,12 +90,8 @@ func decodeConfigValue(v reflect.Value, raw json.RawMessage, path string) error 
 		if err != nil {
 			return &ConfigError{Key: path, Message: err.Error()}
 		}
-		byName := make(map[string]field, len(fs))
-		for _, f := range fs {
-			byName[f.name] = f
-		}
 		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			if _, ok := byName[k]; !ok {
+			if !slices.ContainsFunc(fs, func(f field) bool { return f.name == k }) {
 				return &ConfigError{Key: joinKey(path, k), Message: unknownKey(k, fs)}
 			}
 		}
@@ -146,7 +142,7 @@ func decodeConfigValue(v reflect.Value, raw json.RawMessage, path string) error 
 		return nil
 	}
 	if err := json.Unmarshal(raw, v.Addr().Interface()); err != nil {
-		return &ConfigError{Key: path, Message: configMessage(err)}
+		return &ConfigError{Key: path, Message: jsonMessage(err)}
 	}
 	return nil
 }
@@ -213,8 +209,9 @@ func joinKey(path, key string) string {
 	return path + "." + key
 }
 
-// configMessage rewrites an encoding/json error about one value.
-func configMessage(err error) string {
+// jsonMessage rewrites an encoding/json error about one value in the
+// words of JSON Schema ("expected integer, got string").
+func jsonMessage(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		return fmt.Sprintf("expected %s, got %s", jsonType(te.Type), gotValue(te.Value))

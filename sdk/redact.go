@@ -43,8 +43,9 @@ const minSecret = 4
 // Build one with NewRedactor. A Redactor is immutable and safe for
 // concurrent use. A nil *Redactor is valid and redacts nothing.
 type Redactor struct {
-	forms   []string // every form of every secret, longest first
-	encoded [][]byte // the forms a secret takes inside a JSON string, longest first
+	forms     []string // every form of every secret, longest first
+	formBytes [][]byte // forms, as bytes
+	encoded   [][]byte // the forms a secret takes inside a JSON string, longest first
 }
 
 // NewRedactor returns a Redactor of the given secrets. Each is trimmed of
@@ -81,10 +82,18 @@ func NewRedactor(secrets ...string) *Redactor {
 	slices.SortStableFunc(forms, longestFirst)
 	slices.SortStableFunc(encoded, longestFirst)
 	r.forms = forms
-	for _, e := range encoded {
-		r.encoded = append(r.encoded, []byte(e))
-	}
+	r.formBytes = byteSlices(forms)
+	r.encoded = byteSlices(encoded)
 	return r
+}
+
+// byteSlices returns each of list as a []byte.
+func byteSlices(list []string) [][]byte {
+	out := make([][]byte, len(list))
+	for i, s := range list {
+		out[i] = []byte(s)
+	}
+	return out
 }
 
 // minCore is the shortest part of a base64 payload taken as a secret's
@@ -141,13 +150,10 @@ func lowerPercent(s string) string {
 // with "/" escaped as "\/". Other optional escapes ("\u0041" for "A") are
 // found by RedactJSON's decoding.
 func jsonForms(s string) []string {
-	var plain bytes.Buffer
-	enc := json.NewEncoder(&plain)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
+	plain, _ := encodeJSON(s)
 	html, _ := json.Marshal(s)
 	var out []string
-	for _, b := range [][]byte{html, bytes.TrimSuffix(plain.Bytes(), []byte("\n"))} {
+	for _, b := range [][]byte{html, plain} {
 		e := string(b[1 : len(b)-1])
 		out = append(out, e)
 		if strings.Contains(e, "/") {
@@ -204,7 +210,7 @@ func (r *Redactor) decoded(doc json.RawMessage) json.RawMessage {
 	out, found, ok := r.rewrite(doc)
 	switch {
 	case !ok:
-		out, _ = replaceAll(doc, r.formBytes())
+		out, _ = replaceAll(doc, r.formBytes)
 		return out
 	case found:
 		return out
@@ -243,12 +249,7 @@ func (r *Redactor) RedactBytes(b []byte) []byte {
 	if r == nil {
 		return b
 	}
-	out := b
-	for _, v := range r.forms {
-		if bytes.Contains(out, []byte(v)) {
-			out = bytes.ReplaceAll(out, []byte(v), []byte(Redacted))
-		}
-	}
+	out, _ := replaceAll(b, r.formBytes)
 	return out
 }
 
@@ -262,14 +263,6 @@ func replaceAll(doc []byte, olds [][]byte) (out []byte, hit bool) {
 		}
 	}
 	return out, hit
-}
-
-func (r *Redactor) formBytes() [][]byte {
-	out := make([][]byte, len(r.forms))
-	for i, v := range r.forms {
-		out[i] = []byte(v)
-	}
-	return out
 }
 
 // rewrite re-encodes the JSON document doc with its strings (keys too)

@@ -35,7 +35,7 @@ type signature struct {
 	schema json.RawMessage // the input schema
 
 	// Exactly one of these says how the arguments decode.
-	params   []param // plain parameters, or the fields of obj
+	params   []field // plain parameters, or the fields of obj
 	obj      reflect.Type
 	objPtr   bool          // the function takes *obj
 	mapIn    bool          // the arguments decode whole into a map
@@ -50,15 +50,6 @@ type signature struct {
 	valueOut     bool // returns a value (T or (T, error))
 	errorOut     bool // returns an error ((error) or (T, error))
 	outputSchema json.RawMessage
-}
-
-// param is one named parameter: a plain parameter, or a field of obj.
-type param struct {
-	name     string
-	typ      reflect.Type
-	required bool
-	index    []int           // field index in obj
-	def      json.RawMessage // default, or nil
 }
 
 var (
@@ -211,9 +202,7 @@ func (sig *signature) objectParams(pt reflect.Type) (*jsonschema.Schema, error) 
 		return nil, err
 	}
 	sig.obj = st
-	for _, f := range fs {
-		sig.params = append(sig.params, param(f))
-	}
+	sig.params = fs
 	return s, nil
 }
 
@@ -252,7 +241,7 @@ func (sig *signature) plainParams(types []reflect.Type, names []string) (*jsonsc
 		if required {
 			s.Required = append(s.Required, name)
 		}
-		sig.params = append(sig.params, param{name: name, typ: pt, required: required})
+		sig.params = append(sig.params, field{name: name, typ: pt, required: required})
 	}
 	return s, nil
 }
@@ -374,7 +363,7 @@ func (sig *signature) decodeInto(raw json.RawMessage, dst reflect.Value) error {
 func (sig *signature) checkNames(args map[string]json.RawMessage) error {
 	var unknown, missing []string
 	for name := range args {
-		if !slices.ContainsFunc(sig.params, func(p param) bool { return p.name == name }) {
+		if !slices.ContainsFunc(sig.params, func(p field) bool { return p.name == name }) {
 			unknown = append(unknown, name)
 		}
 	}
@@ -413,7 +402,7 @@ func argumentsError(unknown, missing, params []string) error {
 
 // decode sets dst, of the parameter's type, from its argument in args or
 // from its default.
-func (p *param) decode(args map[string]json.RawMessage, dst reflect.Value) error {
+func (p *field) decode(args map[string]json.RawMessage, dst reflect.Value) error {
 	raw, ok := args[p.name]
 	if !ok {
 		if p.def != nil {
@@ -431,14 +420,10 @@ func decodeValue(name string, raw json.RawMessage, dst reflect.Value) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst.Addr().Interface()); err != nil {
 		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			msg := fmt.Sprintf("expected %s, got %s", jsonType(te.Type), gotValue(te.Value))
-			if te.Field != "" {
-				return Errorf(CodeInvalidArgument, "argument %q: field %q: %s", name, te.Field, msg)
-			}
-			return Errorf(CodeInvalidArgument, "argument %q: %s", name, msg)
+		if errors.As(err, &te) && te.Field != "" {
+			return Errorf(CodeInvalidArgument, "argument %q: field %q: %s", name, te.Field, jsonMessage(err))
 		}
-		return Errorf(CodeInvalidArgument, "argument %q: %s", name, strings.TrimPrefix(err.Error(), "json: "))
+		return Errorf(CodeInvalidArgument, "argument %q: %s", name, jsonMessage(err))
 	}
 	if msg := fill(raw, dst, ""); msg != "" {
 		return Errorf(CodeInvalidArgument, "argument %q: %s", name, msg)
@@ -562,13 +547,15 @@ func parseObject(raw json.RawMessage) (map[string]json.RawMessage, error) {
 	return args, nil
 }
 
-// field is a struct field as JSON sees it.
+// field is one named parameter: a struct field as JSON sees it (of a
+// parameter object, or of a configuration), or a plain parameter of a
+// function.
 type field struct {
 	name     string
 	typ      reflect.Type
 	required bool
-	index    []int
-	def      json.RawMessage
+	index    []int           // field index in the struct; nil for a plain parameter
+	def      json.RawMessage // default, or nil
 }
 
 // fieldsOf lists the JSON fields of struct type t in the order, and with the
@@ -848,7 +835,10 @@ func (a *explicitArgs) decode(raw json.RawMessage, v any) error {
 		}
 	}
 	if len(unknown) > 0 || len(missing) > 0 {
-		names, _ := propertyOrderOf(a.schema)
+		names := a.schema.PropertyOrder // the declared order, else sorted
+		if len(names) == 0 {
+			names = slices.Sorted(maps.Keys(a.schema.Properties))
+		}
 		return argumentsError(unknown, missing, names)
 	}
 	var generic any
@@ -866,15 +856,6 @@ func (a *explicitArgs) decode(raw json.RawMessage, v any) error {
 		return Errorf(CodeInvalidArgument, "arguments: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return nil
-}
-
-// propertyOrderOf lists a schema's properties in its declared order, or
-// sorted when it declares none.
-func propertyOrderOf(s *jsonschema.Schema) ([]string, bool) {
-	if len(s.PropertyOrder) > 0 {
-		return s.PropertyOrder, true
-	}
-	return slices.Sorted(maps.Keys(s.Properties)), false
 }
 
 // schemaError turns a jsonschema-go validation error, a chain of

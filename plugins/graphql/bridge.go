@@ -9,7 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
 
 	"golang.org/x/net/http/httpguts"
 
@@ -72,8 +72,7 @@ func parseConfig(req *sdk.ConfigureRequest) (*config, error) {
 type bridge struct {
 	*sdk.Bridge
 
-	mu    sync.Mutex
-	state *state // nil until configured
+	state atomic.Pointer[state] // nil until configured
 }
 
 // state is what one Configure sets up.
@@ -109,20 +108,17 @@ func (b *bridge) configure(_ context.Context, req *sdk.ConfigureRequest) error {
 	}
 	r := newRedactor(c)
 	st := &state{client: newClient(c, r), redact: r, sem: make(chan struct{}, 1)}
-	b.mu.Lock()
-	b.state = st
-	b.mu.Unlock()
+	b.state.Store(st)
 	b.Logger().Debug("configured", "endpoint", st.client.label)
 	return nil
 }
 
 func (b *bridge) current() (*state, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.state == nil {
+	st := b.state.Load()
+	if st == nil {
 		return nil, sdk.Errorf(sdk.CodeUnavailable, "the graphql bridge is not configured")
 	}
-	return b.state, nil
+	return st, nil
 }
 
 // Describe implements sdk.BridgeServer: the bridge's doc text names the
@@ -132,23 +128,19 @@ func (b *bridge) Describe(ctx context.Context) (*sdk.Description, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.mu.Lock()
-	if b.state != nil {
-		d.Description = describeBridge(b.state.client.label)
+	if st := b.state.Load(); st != nil {
+		d.Description = describeBridge(st.client.label)
 	}
-	b.mu.Unlock()
 	return d, nil
 }
 
 // redactor is the current configuration's redactor; nil, which redacts
 // nothing, until configured.
 func (b *bridge) redactor() *sdk.Redactor {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.state == nil {
-		return nil
+	if st := b.state.Load(); st != nil {
+		return st.redact
 	}
-	return b.state.redact
+	return nil
 }
 
 // schemaFor returns the introspected schema, introspecting on first use. A

@@ -11,6 +11,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agext/levenshtein"
+
 	"github.com/parselbox/parselbox/sdk"
 )
 
@@ -374,7 +376,7 @@ func (s *schema) similar(name string) []string {
 			return
 		}
 		l := strings.ToLower(n)
-		if strings.Contains(l, lower) || (len(l) >= 3 && strings.Contains(lower, l)) || editDistance(l, lower) <= 2 {
+		if strings.Contains(l, lower) || (len(l) >= 3 && strings.Contains(lower, l)) || levenshtein.Distance(l, lower, nil) <= 2 {
 			found = append(found, n)
 		}
 	}
@@ -388,26 +390,4 @@ func (s *schema) similar(name string) []string {
 		found = found[:5]
 	}
 	return found
-}
-
-// editDistance is the Levenshtein distance between a and b, in runes.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

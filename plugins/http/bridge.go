@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"golang.org/x/net/http/httpguts"
+
 	"github.com/parselbox/parselbox/sdk"
 )
 
@@ -55,13 +57,13 @@ func newBridge() *bridge {
 	for _, m := range []string{http.MethodGet, http.MethodDelete} {
 		sdk.AddTool(b.Bridge, &sdk.Tool{Name: strings.ToLower(m), Description: verbDoc(m)},
 			func(ctx context.Context, call *sdk.CallToolRequest, in readArgs) (response, error) {
-				return b.raw(ctx, call, m, verbArgs(in))
+				return b.raw(ctx, call, m, in)
 			})
 	}
 	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodPatch} {
 		sdk.AddTool(b.Bridge, &sdk.Tool{Name: strings.ToLower(m), Description: verbDoc(m)},
 			func(ctx context.Context, call *sdk.CallToolRequest, in writeArgs) (response, error) {
-				return b.raw(ctx, call, m, verbArgs{in.Path, in.Params, in.Headers, in.JSON, in.Data})
+				return b.raw(ctx, call, m, readArgs{in.Path, in.Params, in.Headers, in.JSON, in.Data})
 			})
 	}
 	sdk.AddTool(b.Bridge, &sdk.Tool{Name: "search", Description: searchDoc}, b.search)
@@ -76,15 +78,6 @@ func verbDoc(method string) string {
 const searchDoc = `Find the API's operations. search("pets by status") matches words of paths and summaries; ` +
 	`search("GET /pet/*") a method and a glob on the path; search("^/store|order") a regular expression. ` +
 	`Each hit names its method, path, summary, tool (call it as a method of this namespace) and parameters.`
-
-// verbArgs are the arguments of the verb tools.
-type verbArgs struct {
-	Path    string
-	Params  map[string]json.RawMessage
-	Headers map[string]json.RawMessage
-	JSON    json.RawMessage
-	Data    json.RawMessage
-}
 
 // readArgs are get's and delete's: path, then query parameters.
 type readArgs struct {
@@ -199,8 +192,9 @@ func (b *bridge) current() (*api, error) {
 	return a, nil
 }
 
-// raw sends a request as given.
-func (b *bridge) raw(ctx context.Context, call *sdk.CallToolRequest, method string, in verbArgs) (response, error) {
+// raw sends a request as given: in holds the arguments of any verb tool
+// (post's, put's and patch's too, in the fields of get's).
+func (b *bridge) raw(ctx context.Context, call *sdk.CallToolRequest, method string, in readArgs) (response, error) {
 	a, err := b.current()
 	if err != nil {
 		return response{}, err
@@ -212,7 +206,7 @@ func (b *bridge) raw(ctx context.Context, call *sdk.CallToolRequest, method stri
 	return *res, nil
 }
 
-func (a *api) raw(ctx context.Context, call *sdk.CallToolRequest, method string, in verbArgs) (*response, error) {
+func (a *api) raw(ctx context.Context, call *sdk.CallToolRequest, method string, in readArgs) (*response, error) {
 	u, err := a.client.resolve(in.Path)
 	if err != nil {
 		return nil, err
@@ -251,7 +245,7 @@ func (a *api) raw(ctx context.Context, call *sdk.CallToolRequest, method string,
 		return nil, err
 	}
 	for name, v := range in.Headers {
-		if !validHeaderName(name) {
+		if !httpguts.ValidHeaderFieldName(name) {
 			return nil, sdk.Errorf(sdk.CodeInvalidArgument, "headers: %q is not a valid header name", name)
 		}
 		s, err := headerValue(name, v)

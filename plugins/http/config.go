@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 
+	"golang.org/x/net/http/httpguts"
+
 	"github.com/parselbox/parselbox/sdk"
 )
 
@@ -35,7 +37,7 @@ func parseConfig(req *sdk.ConfigureRequest) (*config, error) {
 		return nil, err
 	}
 	for name := range cfg.Headers {
-		if !validHeaderName(name) {
+		if !httpguts.ValidHeaderFieldName(name) {
 			return nil, &sdk.ConfigError{Key: "headers", Message: fmt.Sprintf("%q is not a valid header name", name)}
 		}
 	}
@@ -68,16 +70,4 @@ func parseBaseURL(s string) (*url.URL, error) {
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	u.RawPath = strings.TrimSuffix(u.RawPath, "/")
 	return u, nil
-}
-
-func validHeaderName(name string) bool {
-	if name == "" {
-		return false
-	}
-	for _, c := range name {
-		if c <= ' ' || c >= 0x7f || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, c) {
-			return false
-		}
-	}
-	return true
 }

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/net/http/httpguts"
+
 	"github.com/parselbox/parselbox/sdk"
 )
 
@@ -111,7 +113,7 @@ func parseConfig(req *sdk.ConfigureRequest) (*serverConfig, error) {
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
-		if !headerName.MatchString(k) {
+		if !httpguts.ValidHeaderFieldName(k) {
 			bad("headers", "header %q: not a header name", k)
 		}
 	}
@@ -143,10 +145,7 @@ func (c *serverConfig) secrets() []string {
 	return append(out, sdk.URLSecrets(c.URL)...)
 }
 
-var (
-	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$") // RFC 9110 token
-)
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func checkURL(s string) error {
 	if s == "" {

@@ -46,37 +46,15 @@ type process struct {
 // startProcess starts the server with exactly env as its environment, in a
 // process group of its own, killed if the proxy dies (Pdeathsig). redact
 // removes credentials from the server's stderr as it is read.
-func startProcess(path string, args, env []string, redact *sdk.Redactor, log hclog.Logger) (_ *process, err error) {
-	var files []*os.File
-	defer func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}()
-	pipe := func() (r, w *os.File) {
-		if err != nil {
-			return nil, nil
-		}
-		r, w, err = os.Pipe()
-		files = append(files, r, w)
-		return r, w
-	}
-	inR, inW := pipe()
-	outR, outW := pipe()
-	errR, errW := pipe()
-	if err != nil {
-		return nil, err
-	}
+func startProcess(path string, args, env []string, redact *sdk.Redactor, log hclog.Logger) (*process, error) {
 	cmd := exec.Command(path, args...)
 	cmd.Env = env
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	pg, err := procgroup.Start(cmd)
+	pg, pipes, err := procgroup.StartPiped(cmd)
 	if err != nil {
 		return nil, err
 	}
-	files = []*os.File{inR, outW, errW} // the server's ends: ours to close now
-	p := &process{cmd: cmd, pg: pg, stdin: inW, stdout: outR, stderr: errR, tail: &tail{},
-		exited: make(chan struct{}), stderrDone: make(chan struct{})}
+	p := &process{cmd: cmd, pg: pg, stdin: pipes.Stdin, stdout: pipes.Stdout, stderr: pipes.Stderr,
+		tail: &tail{}, exited: make(chan struct{}), stderrDone: make(chan struct{})}
 	go p.readStderr(redact, log)
 	go func() {
 		p.err = pg.Wait() // kills what is left of the server's group first

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -249,13 +250,13 @@ func (p *proxy) current(ctx context.Context) (*session, error) {
 		return s, nil
 	}
 	p.mu.Lock()
-	skipped, closed, name := p.skipped, p.closed, p.cfg.Name
+	skipped, closed, name, down := p.skipped, p.closed, p.cfg.Name, p.down
 	p.mu.Unlock()
 	switch {
 	case closed:
 		return nil, sdk.Errorf(sdk.CodeUnavailable, "MCP server %q: the bridge is shutting down", name)
 	case skipped:
-		return nil, sdk.Errorf(sdk.CodeUnavailable, "MCP server %q is skipped: %s", name, p.downReason())
+		return nil, sdk.Errorf(sdk.CodeUnavailable, "MCP server %q is skipped: %s", name, down)
 	}
 	s, err := p.connect(ctx)
 	if err != nil {
@@ -265,12 +266,6 @@ func (p *proxy) current(ctx context.Context) (*session, error) {
 		return nil, sdk.Errorf(sdk.CodeUnavailable, "MCP server %q is not available: %s", name, safeURLs(err.Error()))
 	}
 	return s, nil
-}
-
-func (p *proxy) downReason() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.down
 }
 
 // live returns the current session if it is alive.
@@ -300,7 +295,7 @@ func (p *proxy) connect(ctx context.Context) (*session, error) {
 	s, err := dial(ctx, cfg, p)
 	if err != nil {
 		var lb *loopbackError
-		if asLoopback(err, &lb) {
+		if errors.As(err, &lb) {
 			p.skip(lb.why)
 		} else {
 			p.fail(err)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -43,8 +42,6 @@ type session struct {
 type loopbackError struct{ why string }
 
 func (e *loopbackError) Error() string { return e.why }
-
-func asLoopback(err error, target **loopbackError) bool { return errors.As(err, target) }
 
 // clientInfo is how the proxy introduces itself to servers.
 var clientInfo = &mcp.Implementation{Name: "parselbox-mcpproxy", Title: "Parselbox", Version: version}

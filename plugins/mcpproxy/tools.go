@@ -23,7 +23,7 @@ func (p *proxy) setTools(s *session, tools []*mcp.Tool) {
 			p.log.Warn("skipping a tool without a usable name", "tool", t.Name)
 			continue
 		}
-		py := pythonName(name)
+		py := sdk.PythonName(name) // as the sandbox shows it
 		if other, dup := byPython[py]; dup {
 			p.log.Warn("skipping a tool whose Python name another tool has", "tool", t.Name, "other", other, "python_name", py)
 			continue
@@ -112,25 +112,4 @@ func toolName(name string) string {
 		}
 		return r
 	}, name)
-}
-
-// pythonName is the attribute under which the sandbox exposes a tool name
-// (as the host's router derives it): characters outside [A-Za-z0-9_]
-// become "_", and a leading digit gets a "_" before it.
-func pythonName(name string) string {
-	var b strings.Builder
-	for i, r := range name {
-		switch {
-		case r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
-			b.WriteRune(r)
-		case r >= '0' && r <= '9':
-			if i == 0 {
-				b.WriteByte('_')
-			}
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	return b.String()
 }

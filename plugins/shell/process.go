@@ -55,7 +55,7 @@ type process struct {
 
 // startProcess starts s's command. When ctx ends, the process group gets
 // SIGTERM, then SIGKILL after killGrace.
-func startProcess(ctx context.Context, s *settings) (_ *process, err error) {
+func startProcess(ctx context.Context, s *settings) (*process, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -64,44 +64,12 @@ func startProcess(ctx context.Context, s *settings) (_ *process, err error) {
 	cmd.Dir = s.dir
 	cmd.Env = s.env
 
-	var files []*os.File // every pipe end, closed on failure
-	defer func() {
-		if err != nil {
-			for _, f := range files {
-				_ = f.Close()
-			}
-		}
-	}()
-	pipe := func() (r, w *os.File, err error) {
-		r, w, err = os.Pipe()
-		if err == nil {
-			files = append(files, r, w)
-		}
-		return r, w, err
-	}
-	inR, inW, err := pipe()
+	pg, pipes, err := procgroup.StartPiped(cmd)
 	if err != nil {
 		return nil, err
 	}
-	outR, outW, err := pipe()
-	if err != nil {
-		return nil, err
-	}
-	errR, errW, err := pipe()
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-
-	pg, err := procgroup.Start(cmd)
-	if err != nil {
-		return nil, err
-	}
-	p := &process{cmd: cmd, pg: pg, pid: pg.Pid(), stdin: inW, stdout: outR, stderr: errR, done: make(chan struct{})}
-	// The child has its copies; ours would keep the pipes open.
-	for _, f := range []*os.File{inR, outW, errW} {
-		_ = f.Close()
-	}
+	p := &process{cmd: cmd, pg: pg, pid: pg.Pid(), stdin: pipes.Stdin, stdout: pipes.Stdout, stderr: pipes.Stderr,
+		done: make(chan struct{})}
 	p.stopWait = context.AfterFunc(ctx, p.terminate)
 	return p, nil
 }

@@ -4,6 +4,7 @@ package procgroup
 
 import (
 	"io"
+	"os"
 	"os/exec"
 	"sync"
 	"syscall"
@@ -36,6 +37,48 @@ func Start(cmd *exec.Cmd) (*Process, error) {
 		return nil, err
 	}
 	return Track(cmd), nil
+}
+
+// Pipes are the parent's ends of the pipes that StartPiped connects to a
+// command's stdin, stdout and stderr. They are plain files, which
+// exec.Cmd.Wait neither waits for nor closes: a grandchild that holds a pipe
+// open cannot keep Wait from returning, and Wait never cuts off output that
+// is still unread. The caller closes them.
+type Pipes struct {
+	Stdin  *os.File // write end
+	Stdout *os.File // read end
+	Stderr *os.File // read end
+}
+
+// StartPiped connects new pipes to cmd's stdin, stdout and stderr, and
+// starts it (see Start). The child's ends are closed once it has started;
+// on failure, every end is.
+func StartPiped(cmd *exec.Cmd) (_ *Process, _ Pipes, err error) {
+	var files []*os.File // every end, closed on failure
+	defer func() {
+		if err != nil {
+			for _, f := range files {
+				_ = f.Close()
+			}
+		}
+	}()
+	var r, w [3]*os.File // the ends of the pipes of stdin, stdout and stderr
+	for i := range 3 {
+		if r[i], w[i], err = os.Pipe(); err != nil {
+			return nil, Pipes{}, err
+		}
+		files = append(files, r[i], w[i])
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = r[0], w[1], w[2]
+	p, err := Start(cmd)
+	if err != nil {
+		return nil, Pipes{}, err
+	}
+	// The child has its copies; ours would keep the pipes open.
+	for _, f := range []*os.File{r[0], w[1], w[2]} {
+		_ = f.Close()
+	}
+	return p, Pipes{Stdin: w[0], Stdout: r[1], Stderr: r[2]}, nil
 }
 
 // Track returns the Process of a command that was prepared with Prepare and

@@ -5,6 +5,7 @@ package procgroup_test
 import (
 	"bufio"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -132,4 +133,35 @@ func TestSignalAfterReapIsANoOp(t *testing.T) {
 	<-p.Done()
 	p.Kill() // must not signal whatever group now has this id
 	p.Stop(nil, 0)
+}
+
+// StartPiped connects the three streams and closes the child's ends: the
+// reads end when the child exits (they would hang on an end left open).
+func TestStartPiped(t *testing.T) {
+	p, pipes, err := procgroup.StartPiped(exec.Command("sh", "-c", `read line; echo "out $line"; echo "err $line" >&2`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pipes.Stdout.Close()
+	defer pipes.Stderr.Close()
+	done := make(chan error, 1)
+	go func() { done <- p.Wait() }()
+	if _, err := pipes.Stdin.WriteString("hi\n"); err != nil {
+		t.Fatal(err)
+	}
+	_ = pipes.Stdin.Close()
+	out, err := io.ReadAll(pipes.Stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errOut, err := io.ReadAll(pipes.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	if string(out) != "out hi\n" || string(errOut) != "err hi\n" {
+		t.Fatalf("stdout %q, stderr %q; want %q, %q", out, errOut, "out hi\n", "err hi\n")
+	}
 }
