@@ -181,10 +181,10 @@ func (s *server) run(ctx context.Context, start *bridgev1.CallStart) (*protocol.
 
 // Calls implements bridgev1.BridgeServer; see the Calls RPC in
 // bridge.proto for the protocol. Each call runs in its own goroutine and
-// context; the outcomes share the stream, one sender at a time. When the
-// stream ends, the calls still running are cancelled, and Calls returns
-// once they have (a stream's messages cannot be sent after its handler has
-// returned).
+// context (a worker, see workers); the outcomes share the stream, one
+// sender at a time. When the stream ends, the calls still running are
+// cancelled, and Calls returns once they have (a stream's messages cannot
+// be sent after its handler has returned).
 func (s *server) Calls(stream bridgev1.Bridge_CallsServer) error {
 	// The receiving loop never waits for a send (which waits for the host
 	// to read): sends have their own lock.
@@ -192,7 +192,7 @@ func (s *server) Calls(stream bridgev1.Bridge_CallsServer) error {
 		mu      sync.Mutex // guards running
 		running = map[uint64]context.CancelFunc{}
 		sendMu  sync.Mutex
-		wg      sync.WaitGroup
+		pool    = newWorkers()
 	)
 	defer func() {
 		mu.Lock()
@@ -200,7 +200,7 @@ func (s *server) Calls(stream bridgev1.Bridge_CallsServer) error {
 			cancel()
 		}
 		mu.Unlock()
-		wg.Wait()
+		pool.stop()
 	}()
 	for {
 		msg, err := stream.Recv()
@@ -225,9 +225,7 @@ func (s *server) Calls(stream bridgev1.Bridge_CallsServer) error {
 			}
 			running[id] = cancel
 			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			pool.run(func() {
 				res, err := s.run(ctx, m.Start)
 				out := outcomeToPB(id, res, err)
 				if n := proto.Size(out); n > MaxMessageSize {
@@ -242,7 +240,7 @@ func (s *server) Calls(stream bridgev1.Bridge_CallsServer) error {
 				sendMu.Lock()
 				defer sendMu.Unlock()
 				_ = stream.Send(out) // a broken stream ends Recv above
-			}()
+			})
 		}
 	}
 }
