@@ -133,6 +133,15 @@ func TestOpsEndpoints(t *testing.T) {
 	if id := cs.ID(); id == "" || strings.Contains(m, id) {
 		t.Errorf("the metrics name the session %q", id)
 	}
+
+	// The agent is told, in the next result, that the crash lost the
+	// sandbox's state; and only once.
+	if r := run(t, cs, "6 * 7"); r.Result != 42.0 || !strings.Contains(r.Note, "state was lost") {
+		t.Errorf("the execution after the crash: %s", r.Text)
+	}
+	if r := run(t, cs, "6 * 7"); r.Note != "" {
+		t.Errorf("the loss was told twice: %s", r.Text)
+	}
 }
 
 // Drain: /readyz says draining, a new session is refused with 503 and a

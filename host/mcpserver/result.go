@@ -29,8 +29,9 @@ const (
 const viewShown = "shown to the user (%d bytes of HTML)"
 
 // Response is the result object of execute_code: {"result": ...} with
-// optional "note", "files" and "view", or {"error": "..."} (with "files"
-// when the failed code wrote some).
+// optional "note", "files" and "view", or {"error": "..."} (with "note"
+// when the sandbox was restarted before the code ran, and "files" when the
+// failed code wrote some).
 type Response struct {
 	// Result is the value of the code's last expression as JSON ("null"
 	// when it had none). Unset when Error is set.
@@ -38,7 +39,8 @@ type Response struct {
 	// Error is the exception, its traceback and message, when the code
 	// raised; or what went wrong with the sandbox.
 	Error string
-	// Note tells the agent about the result: truncated, or empty.
+	// Note tells the agent about the result: that the sandbox was
+	// restarted before it ran (state was lost), truncated, or empty.
 	Note string
 	// Files are the sandbox paths of the files the execution wrote.
 	Files []string
@@ -48,6 +50,14 @@ type Response struct {
 	// of the Response, which the model reads, only says that it was shown;
 	// the MCP server sends the HTML in the result's _meta (ui.ViewMetaKey).
 	View string
+}
+
+// joinNotes puts note b after note a.
+func joinNotes(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + " " + b
 }
 
 // IsError reports whether the code failed.
@@ -100,9 +110,9 @@ func (r *Response) write(b interface {
 			res = json.RawMessage("null")
 		}
 		field("result", res)
-		if r.Note != "" {
-			field("note", r.Note)
-		}
+	}
+	if r.Note != "" {
+		field("note", r.Note)
 	}
 	if len(r.Files) > 0 {
 		field("files", r.Files)
@@ -142,7 +152,7 @@ func newShaper(s *Settings) shaper {
 }
 
 func (sh shaper) response(r *host.Result) *Response {
-	resp := &Response{Files: r.Files}
+	resp := &Response{Files: r.Files, Note: r.Note}
 	if size := len(r.Output) + len(r.View); sh.maxBytes > 0 && size > sh.maxBytes {
 		// Refused before any copy of it is made.
 		resp.Error = fmt.Sprintf(noteTooLarge, float64(size)/(1<<20), sh.maxBytes>>20)
@@ -158,13 +168,13 @@ func (sh shaper) response(r *host.Result) *Response {
 	out := bytes.TrimSpace(r.Output)
 	if len(out) == 0 || string(out) == "null" {
 		resp.Result = json.RawMessage("null")
-		resp.Note = noteNoOutput
+		resp.Note = joinNotes(resp.Note, noteNoOutput)
 		return resp
 	}
 	resp.Result = out
 	if tokens := estimateTokens(out); sh.maxTokens > 0 && tokens > sh.maxTokens {
 		resp.Result = sh.preview(out)
-		resp.Note = fmt.Sprintf(noteTruncated, tokens, sh.maxTokens)
+		resp.Note = joinNotes(resp.Note, fmt.Sprintf(noteTruncated, tokens, sh.maxTokens))
 	}
 	return resp
 }

@@ -82,6 +82,19 @@ func TestResponse(t *testing.T) {
 			res:  host.Result{Output: json.RawMessage(big)},
 			want: `{"result":` + big + `}`,
 		},
+		"after a restart": {
+			res:  host.Result{Output: json.RawMessage(`1`), Note: "The sandbox was restarted; all state was lost."},
+			want: `{"result":1,"note":"The sandbox was restarted; all state was lost."}`,
+		},
+		"after a restart, no output": {
+			res:  host.Result{Output: json.RawMessage(`null`), Note: "The sandbox was restarted; all state was lost."},
+			want: `{"result":null,"note":"The sandbox was restarted; all state was lost. The execution yielded no output.…`,
+		},
+		"raised after a restart": {
+			res: host.Result{Output: json.RawMessage(`null`), Note: "The sandbox was restarted; all state was lost.",
+				Error: &host.Error{Type: "NameError", Message: "name 'x' is not defined"}},
+			want: `{"error":"NameError: name 'x' is not defined","note":"The sandbox was restarted; all state was lost."}`,
+		},
 		"raised": {
 			res: host.Result{Output: json.RawMessage(`null`), Files: []string{"/workspace/half.txt"}, View: "<i>x</i>",
 				Error: &host.Error{Type: "ZeroDivisionError", Message: "division by zero",
