@@ -89,7 +89,43 @@ async def run(code):
         if out is jsnull or _type(out) in _PLAIN:
             return out
         return out, None
-    return None, error(value)
+    try:
+        return None, error(value)
+    finally:
+        release(value)
+        value = None
+
+
+def release(e):
+    """Frees the frames of an exception's traceback now, innermost first.
+
+    Left to itself, the exception would outlive the execution: run holds
+    it (value), and its traceback holds run's frame, a cycle that only the
+    garbage collector frees, so a failed deep recursion (sys.setrecursionlimit
+    raised) kept every frame and its locals, up to 10**6 of them, and with
+    the guest's data near the memory limit every later execution failed
+    with MemoryError. And freed in one go, a chain of frames (each holds the
+    next outer one, f_back) is freed by recursive calls, which in the wasm
+    runtime overflow the JavaScript engine's stack long before Python's own
+    stack check sees them: a fatal error. So the frames are taken off the
+    traceback in a list and let go from the innermost out, one at a time.
+
+    Unless the guest kept the exception (a global, a list): it then stays
+    whole, and only the cycle is broken (run drops it). The caller's
+    variable and the argument are its only references otherwise."""
+    if sys.getrefcount(e) > 2:
+        return
+    tb = e.__traceback__
+    e.__traceback__ = None
+    frames = []
+    try:
+        while tb is not None:
+            frames.append(tb.tb_frame)
+            tb.tb_next, tb = None, tb.tb_next
+    except MemoryError:
+        pass  # what is left goes as it would have
+    while frames:
+        frames.pop()
 
 
 # The types of to_json's values that convert to JavaScript without a proxy.
