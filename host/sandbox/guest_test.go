@@ -290,6 +290,47 @@ repr(A())`)
 	}
 }
 
+// A failed execution leaves none of its frames behind: they are freed when
+// it returns. They were kept (the exception, its traceback and the runner's
+// frame in a cycle) until the next garbage collection: after a deep
+// recursion (a raised limit), its frames and their locals, so that with the
+// guest's data near the memory limit every later execution failed with
+// MemoryError; and that collection, freeing the chain of frames
+// recursively, overflowed the WebAssembly stack (a fatal error).
+func TestFailedExecutionFreesItsFrames(t *testing.T) {
+	t.Parallel()
+	sb := start(t, sandbox.Options{})
+	run(t, sb, `import sys, weakref
+class Marker: pass
+refs = []
+sys.setrecursionlimit(30000)
+def f(n):
+    m = Marker()
+    if n % 1000 == 0:
+        refs.append(weakref.ref(m))
+    return f(n + 1)`)
+	wantError(t, run(t, sb, "f(0)"), "RecursionError", "maximum recursion depth exceeded")
+	if got := output(t, run(t, sb, "sum(r() is not None for r in refs)")); got != 0.0 {
+		t.Errorf("%v locals of the failed execution's frames are alive after it", got)
+	}
+	r := run(t, sb, "import gc\ngc.collect()\n'collected'")
+	if r.Error != nil || output(t, r) != "collected" {
+		t.Errorf("a garbage collection after it: %+v", r.Error)
+	}
+	// An exception the guest kept is left whole.
+	wantError(t, run(t, sb, `kept = []
+def g():
+    try:
+        1 / 0
+    except ZeroDivisionError as e:
+        kept.append(e)
+        raise
+g()`), "ZeroDivisionError", "division by zero")
+	if got := output(t, run(t, sb, "tb = kept[0].__traceback__\ntb is not None and tb.tb_next is not None")); got != true {
+		t.Errorf("the kept exception's traceback: %v", got)
+	}
+}
+
 // Starting a process raises OSError; the interpreter lives on.
 func TestNoProcesses(t *testing.T) {
 	t.Parallel()

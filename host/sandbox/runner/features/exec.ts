@@ -41,6 +41,7 @@ register({
   name: "exec",
   install(rt: Runtime) {
     const execute = rt.pbx.execute;
+    const begin = execute.begin;
     const start = execute.start;
     // Tells a PyProxy (the pair execute.run returns) from a plain output
     // that Pyodide converted by itself.
@@ -57,7 +58,8 @@ register({
     // without, 18-30 ms with). Boot is when boot costs are paid.
     rt.hooks.booting.push(async () => {
       try {
-        const r = await start("None", false);
+        begin(false);
+        const r = await start.callPromising("None");
         if (isProxy(r)) r.destroy();
       } catch (_) { /* nothing to tell */ }
       rt.stdout.take();
@@ -160,14 +162,17 @@ register({
       let output: unknown = null;
       let error: ErrorValue | null = null;
       try {
-        // start() returns the execution's coroutine (execute.run), which
-        // runs as an asyncio task, whose steps the event loop runs with
-        // stack switching allowed, so that a tool call in it may look
-        // synchronous (run_sync). An interrupt for it that came before it
-        // began (or comes before its code does): its code begins with
-        // KeyboardInterrupt. (A fatal error of the interpreter ends the
-        // process: see main.ts.)
-        const r = await start(code, rt.watchdog.pendingFor(id));
+        // start() runs the execution as an asyncio task started eagerly,
+        // through a promising entry, so that a tool call in it may look
+        // synchronous (run_sync): code that does not await ends within the
+        // call, with no turn of the event loop, and start returns its
+        // result; otherwise it returns the task, whose steps the event loop
+        // runs (with stack switching allowed), and the await waits for it.
+        // An interrupt for it that came before it began (or comes before
+        // its code does): its code begins with KeyboardInterrupt. (A fatal
+        // error of the interpreter ends the process: see main.ts.)
+        begin(rt.watchdog.pendingFor(id));
+        const r = await start.callPromising(code);
         if (!isProxy(r)) output = r ?? null; // a plain output, converted already
         else {
           try {

@@ -19,6 +19,7 @@ import weakref
 
 from pyodide.code import eval_code_async
 from pyodide.ffi import jsnull
+from pyodide.webloop import PyodideTask
 
 from . import FILENAME, MAIN, on_configure
 from .api import tasks as api_tasks
@@ -36,14 +37,39 @@ class _State:
 _state = _State()
 
 
-def start(code, interrupted):
-    """Begins an execution: returns the coroutine that runs it (run), which
-    the runner awaits. An interrupt from now until its code begins
-    (interrupted: one came already) makes it begin with KeyboardInterrupt.
-    One call from the runner per execution does both."""
+def begin(interrupted):
+    """Marks an execution as begun, before the runner calls start (which
+    it does from a later turn of the event loop): an interrupt from now
+    until its code begins (interrupted: one came already) makes it begin
+    with KeyboardInterrupt."""
     _state.starting = True
     _state.interrupt_at_start = bool(interrupted)
-    return run(code)
+
+
+def start(code):
+    """Runs an execution (run) as an asyncio task that starts at once, in
+    this call (eagerly): code that does not await finishes before this
+    returns, with no turn of the event loop, and its result is returned;
+    otherwise the task is, which the runner awaits. The runner calls this
+    through a promising entry (callPromising), so that a tool call in the
+    code may look synchronous (run_sync)."""
+    task = _ExecTask(run(code), _get_loop())
+    if task.done():
+        return task.result()
+    return task
+
+
+class _ExecTask(PyodideTask):
+    """The task of an execution, started eagerly (see start)."""
+
+    def __init__(self, coro, loop):
+        # PyodideTask sets this after Task.__init__, which here runs the
+        # code already (the code may add a callback to its task).
+        self._num_done_callbacks = 0
+        asyncio.Task.__init__(self, coro, loop=loop, eager_start=True)
+
+
+_get_loop = asyncio.get_event_loop
 
 
 async def run(code):
@@ -53,8 +79,8 @@ async def run(code):
     proxy), else the pair (output, error) as plain values.
 
     The code runs in the task that runs this coroutine (no task of its own:
-    code that never awaits finishes in one step of the event loop), which
-    is what interrupt() cancels."""
+    code that never awaits finishes in the task's first step, in start),
+    which is what interrupt() cancels."""
     _state.interrupted = False
     linecache.cache[FILENAME] = (len(code), None, code.splitlines(True), FILENAME)
     _state.current = asyncio.current_task()
@@ -89,7 +115,43 @@ async def run(code):
         if out is jsnull or _type(out) in _PLAIN:
             return out
         return out, None
-    return None, error(value)
+    try:
+        return None, error(value)
+    finally:
+        release(value)
+        value = None
+
+
+def release(e):
+    """Frees the frames of an exception's traceback now, innermost first.
+
+    Left to itself, the exception would outlive the execution: run holds
+    it (value), and its traceback holds run's frame, a cycle that only the
+    garbage collector frees, so a failed deep recursion (sys.setrecursionlimit
+    raised) kept every frame and its locals, up to 10**6 of them, and with
+    the guest's data near the memory limit every later execution failed
+    with MemoryError. And freed in one go, a chain of frames (each holds the
+    next outer one, f_back) is freed by recursive calls, which in the wasm
+    runtime overflow the JavaScript engine's stack long before Python's own
+    stack check sees them: a fatal error. So the frames are taken off the
+    traceback in a list and let go from the innermost out, one at a time.
+
+    Unless the guest kept the exception (a global, a list): it then stays
+    whole, and only the cycle is broken (run drops it). The caller's
+    variable and the argument are its only references otherwise."""
+    if sys.getrefcount(e) > 2:
+        return
+    tb = e.__traceback__
+    e.__traceback__ = None
+    frames = []
+    try:
+        while tb is not None:
+            frames.append(tb.tb_frame)
+            tb.tb_next, tb = None, tb.tb_next
+    except MemoryError:
+        pass  # what is left goes as it would have
+    while frames:
+        frames.pop()
 
 
 # The types of to_json's values that convert to JavaScript without a proxy.
