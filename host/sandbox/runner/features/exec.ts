@@ -243,7 +243,8 @@ register({
     rt.channel.handle("probe", async (params) => {
       const n = Number(params?.n);
       if (!Number.isSafeInteger(n)) throw new RemoteError("ValueError", "probe: n is not an integer");
-      const r = await start(`${n} + 1`, false);
+      begin(false);
+      const r = await start.callPromising(`${n} + 1`);
       if (!isProxy(r)) return r ?? null;
       try {
         const err = errorValue(r.toJs({ create_pyproxies: false })[1]);
