@@ -18,6 +18,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/parselbox/parselbox/host/confine"
+	"github.com/parselbox/parselbox/internal/workers"
 	"github.com/parselbox/parselbox/sdk/procgroup"
 )
 
@@ -62,12 +63,17 @@ type process struct {
 	ctlMu sync.Mutex
 	ctl   *os.File // the interrupt pipe's write end
 
-	mu         sync.Mutex
-	nextID     int64
-	pending    map[int64]chan *message      // our requests awaiting a response
-	serving    map[int64]context.CancelFunc // the sandbox's requests being served
-	inFlight   int64                        // bytes of the requests being served
-	rejecting  int                          // refusals being sent (see dispatch)
+	// workers run the sandbox's requests (serve), on goroutines reused
+	// from one request to the next; only the stdout reader starts them.
+	workers *workers.Pool
+
+	mu        sync.Mutex
+	nextID    int64
+	pending   map[int64]chan *message      // our requests awaiting a response
+	serving   map[int64]context.CancelFunc // the sandbox's requests being served
+	inFlight  int64                        // bytes of the requests being served
+	rejecting int                          // refusals being sent (see dispatch)
+
 	killReason string
 	killDetail string // what the sandbox said about a fatal error or a runaway
 
@@ -163,6 +169,7 @@ func spawn(spec spawnSpec) (*process, error) {
 		ctl:       ctlW,
 		pending:   make(map[int64]chan *message),
 		serving:   make(map[int64]context.CancelFunc),
+		workers:   workers.New(),
 		ctx:       ctx,
 		cancel:    cancel,
 		ready:     make(chan ReadyInfo, 1),
@@ -189,6 +196,9 @@ func spawn(spec spawnSpec) (*process, error) {
 	}()
 	go func() {
 		p.readStdout(stdout)
+		// No more requests: the idle workers end, and a busy one when its
+		// request is (cancelled below with p.ctx).
+		p.workers.Close()
 		<-stderrDone
 		err := p.group.Wait()
 		p.mu.Lock()
@@ -532,7 +542,8 @@ func (p *process) dispatch(line []byte) {
 		p.serving[*m.ID] = cancel
 		p.inFlight += size
 		p.mu.Unlock()
-		go p.serve(ctx, cancel, *m.ID, m.Method, m.Params, size)
+		id, method, params := *m.ID, m.Method, m.Params
+		p.workers.Run(func() { p.serve(ctx, cancel, id, method, params, size) })
 	default:
 		p.notification(m.Method, m.Params)
 	}
