@@ -23,9 +23,10 @@ import (
 )
 
 // Handler serves the sandbox's requests to the host: tool calls and the
-// like. Each request is served on its own goroutine; ctx is cancelled when
-// the sandbox gives up on the request (it was interrupted) or its process
-// exits. A *RemoteError return makes Python raise that exception type; any
+// like. Each request is served at once on a goroutine of its own (a worker
+// reused from one request to the next); ctx is cancelled when the sandbox
+// gives up on the request (it was interrupted) or its process exits.
+// A *RemoteError return makes Python raise that exception type; any
 // other error raises RuntimeError with the error's text. A json.RawMessage
 // result reaches Python as it is (it is only compacted if it spans lines).
 type Handler interface {
