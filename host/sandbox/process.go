@@ -18,13 +18,15 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/parselbox/parselbox/host/confine"
+	"github.com/parselbox/parselbox/internal/workers"
 	"github.com/parselbox/parselbox/sdk/procgroup"
 )
 
 // Handler serves the sandbox's requests to the host: tool calls and the
-// like. Each request is served on its own goroutine; ctx is cancelled when
-// the sandbox gives up on the request (it was interrupted) or its process
-// exits. A *RemoteError return makes Python raise that exception type; any
+// like. Each request is served at once on a goroutine of its own (a worker
+// reused from one request to the next); ctx is cancelled when the sandbox
+// gives up on the request (it was interrupted) or its process exits.
+// A *RemoteError return makes Python raise that exception type; any
 // other error raises RuntimeError with the error's text. A json.RawMessage
 // result reaches Python as it is (it is only compacted if it spans lines).
 type Handler interface {
@@ -62,12 +64,17 @@ type process struct {
 	ctlMu sync.Mutex
 	ctl   *os.File // the interrupt pipe's write end
 
-	mu         sync.Mutex
-	nextID     int64
-	pending    map[int64]chan *message      // our requests awaiting a response
-	serving    map[int64]context.CancelFunc // the sandbox's requests being served
-	inFlight   int64                        // bytes of the requests being served
-	rejecting  int                          // refusals being sent (see dispatch)
+	// workers run the sandbox's requests (serve), on goroutines reused
+	// from one request to the next; only the stdout reader starts them.
+	workers *workers.Pool
+
+	mu        sync.Mutex
+	nextID    int64
+	pending   map[int64]chan *message      // our requests awaiting a response
+	serving   map[int64]context.CancelFunc // the sandbox's requests being served
+	inFlight  int64                        // bytes of the requests being served
+	rejecting int                          // refusals being sent (see dispatch)
+
 	killReason string
 	killDetail string // what the sandbox said about a fatal error or a runaway
 
@@ -163,6 +170,7 @@ func spawn(spec spawnSpec) (*process, error) {
 		ctl:       ctlW,
 		pending:   make(map[int64]chan *message),
 		serving:   make(map[int64]context.CancelFunc),
+		workers:   workers.New(),
 		ctx:       ctx,
 		cancel:    cancel,
 		ready:     make(chan ReadyInfo, 1),
@@ -189,6 +197,9 @@ func spawn(spec spawnSpec) (*process, error) {
 	}()
 	go func() {
 		p.readStdout(stdout)
+		// No more requests: the idle workers end, and a busy one when its
+		// request is (cancelled below with p.ctx).
+		p.workers.Close()
 		<-stderrDone
 		err := p.group.Wait()
 		p.mu.Lock()
@@ -532,7 +543,8 @@ func (p *process) dispatch(line []byte) {
 		p.serving[*m.ID] = cancel
 		p.inFlight += size
 		p.mu.Unlock()
-		go p.serve(ctx, cancel, *m.ID, m.Method, m.Params, size)
+		id, method, params := *m.ID, m.Method, m.Params
+		p.workers.Run(func() { p.serve(ctx, cancel, id, method, params, size) })
 	default:
 		p.notification(m.Method, m.Params)
 	}

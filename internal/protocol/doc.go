@@ -14,8 +14,9 @@
 //
 //	proto/...            imports nothing of parselbox
 //	internal/protocol    proto/... only
-//	internal/wire        internal/protocol, proto/...
+//	internal/wire        internal/protocol, internal/workers, proto/...
 //	internal/testenv     nothing of parselbox
+//	internal/workers     nothing of parselbox
 //	sdk, sdk/...         internal/..., proto/...; never host/...
 //	plugins/...          sdk, sdk/... only (and their own internal packages)
 //	host/...             anything above

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/parselbox/parselbox/internal/protocol"
+	"github.com/parselbox/parselbox/internal/workers"
 	bridgev1 "github.com/parselbox/parselbox/proto/parselbox/bridge/v1"
 )
 
@@ -181,7 +182,7 @@ func (s *server) run(ctx context.Context, start *bridgev1.CallStart) (*protocol.
 
 // Calls implements bridgev1.BridgeServer; see the Calls RPC in
 // bridge.proto for the protocol. Each call runs in its own goroutine and
-// context (a worker, see workers); the outcomes share the stream, one
+// context (a worker of a workers.Pool); the outcomes share the stream, one
 // sender at a time. When the stream ends, the calls still running are
 // cancelled, and Calls returns once they have (a stream's messages cannot
 // be sent after its handler has returned).
@@ -192,7 +193,7 @@ func (s *server) Calls(stream bridgev1.Bridge_CallsServer) error {
 		mu      sync.Mutex // guards running
 		running = map[uint64]context.CancelFunc{}
 		sendMu  sync.Mutex
-		pool    = newWorkers()
+		pool    = workers.New()
 	)
 	defer func() {
 		mu.Lock()
@@ -200,7 +201,7 @@ func (s *server) Calls(stream bridgev1.Bridge_CallsServer) error {
 			cancel()
 		}
 		mu.Unlock()
-		pool.stop()
+		pool.Stop()
 	}()
 	for {
 		msg, err := stream.Recv()
@@ -225,7 +226,7 @@ func (s *server) Calls(stream bridgev1.Bridge_CallsServer) error {
 			}
 			running[id] = cancel
 			mu.Unlock()
-			pool.run(func() {
+			pool.Run(func() {
 				res, err := s.run(ctx, m.Start)
 				out := outcomeToPB(id, res, err)
 				if n := proto.Size(out); n > MaxMessageSize {
