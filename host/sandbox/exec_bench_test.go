@@ -17,21 +17,31 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// fakeRunnerEnv makes the test binary a stand-in for the runner (and for
-// the bench's floor script): it answers every request with the result of
-// 1+1 after 1 ms of busy CPU, as Deno is busy running it. With the same
-// stand-in behind both drivers, what separates an execution's latency from
-// the floor's is the host's own work (BenchmarkHostExec).
+// fakeRunnerEnv makes the test binary a stand-in for the runner. Its
+// value is the stand-in's part:
+//   - "busy": it answers every execution with the result of 1+1 after 1 ms
+//     of busy CPU, as Deno is busy running it, and every other request (the
+//     bench's floor script's) the same way. With the same stand-in behind
+//     both drivers, what separates an execution's latency from the floor's
+//     is the host's own work (BenchmarkHostExec).
+//   - "call": every execution makes one request to the host (as a tool call
+//     from Python does) and answers with the host's reply
+//     (TestServeReusesGoroutines, BenchmarkHostServe).
 const fakeRunnerEnv = "PARSELBOX_FAKE_RUNNER"
 
+// callParams are the params of the "call" stand-in's request, shaped as a
+// tool call's: the host's handler decodes them.
+const callParams = `{"name":"inv.search","args":{"query":"blue widgets","filters":{"price":{"min":1,"max":50},"tags":["a","b","c"],"in_stock":true},"page":{"size":20,"after":null}}}`
+
 func init() {
-	if os.Getenv(fakeRunnerEnv) == "" {
+	part := os.Getenv(fakeRunnerEnv)
+	if part == "" {
 		return
 	}
 	in := bufio.NewReader(os.Stdin)
 	out := os.Stdout
 	var key string
-	for {
+	for next := int64(1); ; next++ {
 		line, err := in.ReadBytes('\n')
 		if err != nil {
 			os.Exit(0)
@@ -44,46 +54,62 @@ func init() {
 		if json.Unmarshal(line, &m) != nil {
 			os.Exit(3)
 		}
-		if m.Method != "init" {
+		if part == "busy" && m.Method != "init" {
 			// Busy, as Deno running 1+1 is.
 			for t0 := time.Now(); time.Since(t0) < time.Millisecond; {
 			}
 		}
-		switch m.Method {
-		case "init":
+		output := "2"
+		switch {
+		case m.Method == "init":
 			var p initParams
 			_ = json.Unmarshal(m.Params, &p)
 			key = p.ChannelKey
 			out.WriteString("\n" + key + `{"method":"ready","params":{"pyodide":"x","python":"y","snapshot":true,"boot_ms":1}}` + "\n")
-		case "exec":
-			out.WriteString("\n" + key + `{"id":` + strconv.FormatInt(m.ID, 10) + `,"result":{"output":2,"stdout":"","stderr":"","error":null,"files":[]}}` + "\n")
-		default: // the floor's
+			continue
+		case m.Method == "exec" && part == "call":
+			out.WriteString(key + `{"id":` + strconv.FormatInt(next, 10) + `,"method":"call","params":` + callParams + "}\n")
+			reply, err := in.ReadBytes('\n')
+			if err != nil {
+				os.Exit(0)
+			}
+			var r struct {
+				Result json.RawMessage `json:"result"`
+			}
+			if json.Unmarshal(reply, &r) != nil || len(r.Result) == 0 {
+				os.Exit(4)
+			}
+			output = string(r.Result)
+		case m.Method != "exec": // the floor's
 			out.WriteString(`{"id":` + strconv.FormatInt(m.ID, 10) + `,"result":2}` + "\n")
+			continue
 		}
+		out.WriteString("\n" + key + `{"id":` + strconv.FormatInt(m.ID, 10) + `,"result":{"output":` + output + `,"stdout":"","stderr":"","error":null,"files":[]}}` + "\n")
 	}
 }
 
-// fakeRunner is a Supervisor of one stand-in runner process.
-func fakeRunner(b *testing.B) *Supervisor {
+// fakeRunner is a Supervisor of one stand-in runner process playing part
+// (see fakeRunnerEnv), whose requests to the host h serves (nil: none).
+func fakeRunner(tb testing.TB, part string, h Handler) *Supervisor {
 	exe, err := os.Executable()
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	p, err := spawn(spawnSpec{
-		args:   []string{exe},
-		env:    []string{fakeRunnerEnv + "=1"},
-		log:    hclog.NewNullLogger(),
-		limits: protocolLimits{maxMessage: DefaultMaxMessageBytes},
+		args:    []string{exe},
+		env:     []string{fakeRunnerEnv + "=" + part},
+		log:     hclog.NewNullLogger(),
+		handler: h,
+		limits:  protocolLimits{maxMessage: DefaultMaxMessageBytes},
 	})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	if _, err := p.waitReady(b.Context()); err != nil {
-		b.Fatal(err)
+	tb.Cleanup(func() { p.stop(time.Second) })
+	if _, err := p.waitReady(tb.Context()); err != nil {
+		tb.Fatal(err)
 	}
-	s := &Supervisor{opts: Options{Grace: 5 * time.Second}, log: hclog.NewNullLogger(), proc: p}
-	b.Cleanup(func() { p.stop(time.Second) })
-	return s
+	return &Supervisor{opts: Options{Grace: 5 * time.Second}, log: hclog.NewNullLogger(), proc: p}
 }
 
 // floorDriver drives a stand-in runner as the bench's floor driver
@@ -101,7 +127,7 @@ func newFloorDriver(b *testing.B, handoff bool) *floorDriver {
 		b.Fatal(err)
 	}
 	cmd := exec.Command(exe)
-	cmd.Env = []string{fakeRunnerEnv + "=1"}
+	cmd.Env = []string{fakeRunnerEnv + "=busy"}
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
@@ -159,7 +185,7 @@ func (f *floorDriver) exec() error {
 //
 //	go test ./host/sandbox -run '^$' -bench HostExec -benchtime 3000x
 func BenchmarkHostExec(b *testing.B) {
-	s := fakeRunner(b)
+	s := fakeRunner(b, "busy", nil)
 	ctx := context.Background()
 	floor, handoff := newFloorDriver(b, false), newFloorDriver(b, true)
 	names := []string{"exec", "floor", "handoff"}
