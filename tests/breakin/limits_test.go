@@ -70,6 +70,10 @@ func TestCrashRecovery(t *testing.T) {
 		// Not a crash: an interpreter that cannot run code any more.
 		{"wedged: MemoryError on every compilation", "import sys\ndef h(event, args):\n    if event == 'compile': raise MemoryError\nsys.addaudithook(h)\nraise MemoryError"},
 		{"wedged: recursion limit at the depth of executions", "import sys\nf, d = sys._getframe(), 0\nwhile f: f, d = f.f_back, d + 1\nsys.setrecursionlimit(d + 1)\ndef g(): g()\ng()"},
+		// The host's health check after a MemoryError is not fooled by a
+		// runner the guest patched to answer anything (the next execution
+		// would get 12345).
+		{"forged health check", "import _parselbox.execute as ex\nasync def forged(code): return 12345\nex.run = forged\nraise MemoryError"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			run(t, sb, "state = 1")
