@@ -47,6 +47,23 @@ register({
     // that Pyodide converted by itself.
     const PyProxy = rt.py.ffi.PyProxy;
     const isProxy = (v: unknown): v is Any => v instanceof PyProxy;
+    // outcome reads what start returned: a plain output that Pyodide
+    // converted already, or the pair (output, error) as a proxy, which it
+    // converts and destroys.
+    const outcome = (r: unknown): { output: unknown; error: ErrorValue | null } => {
+      if (!isProxy(r)) return { output: r ?? null, error: null };
+      try {
+        const [out, err] = r.toJs({ dict_converter: Object.fromEntries, create_pyproxies: false });
+        return { output: out ?? null, error: errorValue(err) };
+      } catch (e) {
+        return {
+          output: null,
+          error: { type: "TypeError", message: `the result could not be converted: ${String((e as Error)?.message ?? e)}` },
+        };
+      } finally {
+        r.destroy();
+      }
+    };
     const interrupt = execute.interrupt;
     const cancelBackground = execute.cancel_background;
     let chain: Promise<unknown> = Promise.resolve();
@@ -172,19 +189,7 @@ register({
         // its code does): its code begins with KeyboardInterrupt. (A fatal
         // error of the interpreter ends the process: see main.ts.)
         begin(rt.watchdog.pendingFor(id));
-        const r = await start.callPromising(code);
-        if (!isProxy(r)) output = r ?? null; // a plain output, converted already
-        else {
-          try {
-            const [out, err] = r.toJs({ dict_converter: Object.fromEntries, create_pyproxies: false });
-            output = out ?? null;
-            error = errorValue(err);
-          } catch (e) {
-            error = { type: "TypeError", message: `the result could not be converted: ${String((e as Error)?.message ?? e)}` };
-          } finally {
-            r.destroy();
-          }
-        }
+        ({ output, error } = outcome(await start.callPromising(code)));
       } catch (e) {
         // run() catches what Python raises: this is the runtime failing.
         error = { type: "SandboxError", message: String((e as Error)?.message ?? e) };
@@ -244,14 +249,9 @@ register({
       const n = Number(params?.n);
       if (!Number.isSafeInteger(n)) throw new RemoteError("ValueError", "probe: n is not an integer");
       begin(false);
-      const r = await start.callPromising(`${n} + 1`);
-      if (!isProxy(r)) return r ?? null;
-      try {
-        const err = errorValue(r.toJs({ create_pyproxies: false })[1]);
-        throw new RemoteError(err?.type ?? "TypeError", err?.message ?? "probe: not a number");
-      } finally {
-        r.destroy();
-      }
+      const { output, error } = outcome(await start.callPromising(`${n} + 1`));
+      if (error) throw new RemoteError(error.type, error.message);
+      return output;
     });
 
     rt.channel.handle("exec", (params, id) => {
