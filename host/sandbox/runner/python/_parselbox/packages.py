@@ -179,6 +179,11 @@ def hint(err, e):
 def prepare():
     from . import execute
 
+    # importlib.invalidate_caches() (add_paths, at every start with packages)
+    # imports importlib.metadata on its first call, ~230 ms: in the snapshot
+    # it is paid once, at build.
+    import importlib.metadata  # noqa: F401
+
     _state.default_libs = os.environ.get("LD_LIBRARY_PATH", "")
     error = execute.error
     execute.error = lambda e: hint(error(e), e)

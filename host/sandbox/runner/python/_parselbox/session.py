@@ -43,7 +43,6 @@ def _start(config):
         MAIN[name] = value
     os.chdir("/workspace")
     # The snapshot was taken before these directories existed: forget that.
-    # (importlib.invalidate_caches() would do it too, but its first call
-    # imports importlib.metadata, ~150 ms.)
+    # (importlib.invalidate_caches() would do it too, for every finder.)
     for p in ("/workspace", "/mnt"):
         sys.path_importer_cache.pop(p, None)
