@@ -396,6 +396,21 @@ def spin():
     open("spinning", "w").close()
     while True: pass
 loop.call_later(0.01, spin)`,
+		// It ends on the interrupt, which it catches: the runner hears of
+		// the interrupt from the watchdog only, which may come after the
+		// next execution's request.
+		"call_later that catches the interrupt": `import asyncio, os
+loop = asyncio.get_event_loop()
+def spin():
+    if not os.path.exists("go"):
+        loop.call_later(0.01, spin)
+        return
+    open("spinning", "w").close()
+    try:
+        while True: pass
+    except KeyboardInterrupt:
+        pass
+loop.call_later(0.01, spin)`,
 		"re-arming call_later": `import asyncio, os
 loop = asyncio.get_event_loop()
 ticks = [0]
