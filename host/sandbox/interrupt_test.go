@@ -181,3 +181,52 @@ while True:
 		t.Error("no restart was reported")
 	}
 }
+
+// An execution that times out while a task it started runs: the
+// KeyboardInterrupt that lands in the task is the execution's error, told
+// once, not again on stderr by asyncio (as an unhandled exception in the
+// task, or as a task exception never retrieved when the garbage collector
+// frees the task), neither in this execution's output nor in a later one's.
+func TestInterruptInTask(t *testing.T) {
+	t.Parallel()
+	// Each task blocks the event loop, so that the interrupt lands in it
+	// (the runner's main thread does not take the interrupt's message).
+	for name, code := range map[string]string{
+		// asyncio reports it when the task ends (nothing else awaits it).
+		"task": `import asyncio
+async def spin():
+    await asyncio.sleep(0)
+    while True: pass
+task = asyncio.ensure_future(spin())
+await asyncio.sleep(60)`,
+		// Awaited by asyncio.wait, then freed with its exception never
+		// retrieved: reported by whichever execution collects it.
+		"task awaited by asyncio.wait": `import asyncio
+async def spin():
+    await asyncio.sleep(0)
+    while True: pass
+async def main():
+    await asyncio.wait([asyncio.ensure_future(spin())], timeout=60)
+await main()`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			sb := start(t, sandbox.Options{})
+			r := runTimeout(t, sb, code, time.Second)
+			wantError(t, r, "KeyboardInterrupt", "timed out after 1s")
+			if r.Stdout != "" || r.Stderr != "" {
+				t.Errorf("the interrupted execution's output: stdout %q, stderr %q", r.Stdout, r.Stderr)
+			}
+			// The garbage collector frees what the interrupted one left.
+			r = run(t, sb, "import gc\ngc.collect()\n'next'")
+			if got := output(t, r); got != "next" || r.Stdout != "" || r.Stderr != "" || r.Note != "" {
+				t.Errorf("the next execution: %v, stdout %q, stderr %q, note %q", got, r.Stdout, r.Stderr, r.Note)
+			}
+			// Any other exception that ends a task is reported as before.
+			r = run(t, sb, "import asyncio\nasync def fail(): raise ValueError('mine')\nasyncio.ensure_future(fail())\nawait asyncio.sleep(0.05)")
+			if r.Error != nil || !strings.Contains(r.Stderr, "Unhandled exception in event loop") || !strings.Contains(r.Stderr, "ValueError: mine") {
+				t.Errorf("a task's ValueError: error %+v, stderr %q", r.Error, r.Stderr)
+			}
+		})
+	}
+}

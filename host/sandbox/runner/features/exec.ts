@@ -168,6 +168,12 @@ register({
     const execOne = async (id: number, params: Any) => {
       const code = String(params?.code ?? "");
       const timeout = Number(params?.timeout) || 0;
+      // A callback interrupted between executions that the runner has not
+      // heard of yet (it caught the KeyboardInterrupt, and the watchdog's
+      // message comes after this request; once this began, it would be
+      // ignored): handled first, so that this execution starts clean and
+      // is told.
+      idleInterrupted();
       if (!rt.watchdog.begin(id, timeout)) return; // condemned: the host kills us
       busy = true;
       rt.current = id;

@@ -243,6 +243,22 @@ def prepare():
 
     WebLoop.call_later = tracked_call_later
 
+    call_exception_handler = WebLoop.call_exception_handler
+
+    def told_once(self, context):
+        # A KeyboardInterrupt that ended a guest task (an interrupt landed
+        # in it) is told already: as the interrupted execution's error, or
+        # by the note on a callback interrupted between executions. asyncio
+        # would tell it again, as an unhandled exception in the task or,
+        # when the garbage collector frees the task, as its exception never
+        # retrieved: a traceback on the stderr of whichever execution runs
+        # then, often the next one.
+        if isinstance(context.get("exception"), KeyboardInterrupt):
+            return
+        call_exception_handler(self, context)
+
+    WebLoop.call_exception_handler = told_once
+
 
 def _on_keyboard_interrupt():
     # A KeyboardInterrupt that lands in a callback rather than in the code:
