@@ -166,9 +166,7 @@ func structFields(t reflect.Type) map[string]reflect.StructField {
 		name, opts, _ := strings.Cut(f.Tag.Get("koanf"), ",")
 		switch {
 		case opts == "squash":
-			for k, v := range structFields(f.Type) {
-				out[k] = v
-			}
+			maps.Copy(out, structFields(f.Type))
 		case name != "" && name != "-":
 			out[name] = f
 		}
