@@ -315,7 +315,7 @@ func (s *Store) loadIndex(ctx context.Context, src Source) (ix *index, simple st
 			rix, err := runtimeIndex()
 			return rix, base, err
 		}
-		b, err = os.ReadFile(cached)
+		b, _ = os.ReadFile(cached) // nil when absent: fetched below
 	}
 	if b == nil {
 		b, err = s.get(ctx, base+LockFile)
