@@ -318,21 +318,18 @@ func comparisonHolds(c string) bool {
 	if m == nil {
 		return true
 	}
+	if m[1] == "extra" || m[3] == "extra" {
+		return false
+	}
 	value := func(s string) (string, bool) {
 		if strings.HasPrefix(s, `"`) || strings.HasPrefix(s, "'") {
 			return s[1 : len(s)-1], true
-		}
-		if s == "extra" {
-			return "", false
 		}
 		v, ok := pyodideMarkers[s]
 		return v, ok
 	}
 	l, lok := value(m[1])
 	r, rok := value(m[3])
-	if m[1] == "extra" || m[3] == "extra" {
-		return false
-	}
 	if !lok || !rok {
 		return true
 	}
