@@ -320,20 +320,19 @@ func (g *cgroup) oomKills() int {
 	if g.version == 1 {
 		file = "memory.oom_control" // v1: "oom_kill N" too
 	}
-	for line := range strings.Lines(string(readFile(filepath.Join(g.memDir, file)))) {
-		if rest, ok := strings.CutPrefix(line, "oom_kill "); ok {
-			n, _ := strconv.Atoi(strings.TrimSpace(rest))
-			return n
-		}
-	}
-	return 0
+	return eventCount(filepath.Join(g.memDir, file), "oom_kill")
 }
 
 // pidsRefused is how many new tasks (threads, processes) the pids limit
 // refused.
 func (g *cgroup) pidsRefused() int {
-	for line := range strings.Lines(string(readFile(filepath.Join(g.pidsDir, "pids.events")))) {
-		if rest, ok := strings.CutPrefix(line, "max "); ok {
+	return eventCount(filepath.Join(g.pidsDir, "pids.events"), "max")
+}
+
+// eventCount is the number of the line "KEY N" of a cgroup file; 0 without one.
+func eventCount(file, key string) int {
+	for line := range strings.Lines(string(readFile(file))) {
+		if rest, ok := strings.CutPrefix(line, key+" "); ok {
 			n, _ := strconv.Atoi(strings.TrimSpace(rest))
 			return n
 		}
