@@ -126,8 +126,7 @@ func load(filename, dir string, data []byte, layers []Layer) (*File, error) {
 			return origin{file: filename, line: p.lines[rawKey(raw)]}
 		}}
 		if err := k.Load(checked{rawbytes.Provider(bytes.TrimPrefix(data, []byte("\ufeff"))), p, w}, nil); err != nil {
-			var errs errorList
-			if errors.As(err, &errs) {
+			if errs, ok := errors.AsType[errorList](err); ok {
 				return nil, errs.in(filename).err()
 			}
 			return nil, fmt.Errorf("%s: %w", filename, err)
@@ -169,9 +168,8 @@ func load(filename, dir string, data []byte, layers []Layer) (*File, error) {
 	}
 	errs = append(errs, f.fileForms(errs)...)
 	for _, err := range []error{f.Config.Validate(), f.Server.Validate()} {
-		var ke *host.KeyError
 		for _, e := range unjoin(err) {
-			if errors.As(e, &ke) && !f.missingButSet(ke) && !f.badBefore(ke, errs) {
+			if ke, ok := errors.AsType[*host.KeyError](e); ok && !f.missingButSet(ke) && !f.badBefore(ke, errs) {
 				errs = append(errs, f.sources[ke.Key].error(ke.Key, ke.Message))
 			}
 		}

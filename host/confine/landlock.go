@@ -160,8 +160,7 @@ func newLandlockPlan(abi int, spec *Spec, ports []uint16, prog string) (*landloc
 func interpreter(prog string) (string, error) {
 	f, err := elf.Open(prog)
 	if err != nil {
-		var fe *elf.FormatError
-		if errors.As(err, &fe) {
+		if _, ok := errors.AsType[*elf.FormatError](err); ok {
 			return "", nil // not ELF (a script): its interpreter must be in Read
 		}
 		return "", err

@@ -593,8 +593,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) uploadError(w http.ResponseWriter, err error) {
-	var mb *http.MaxBytesError
-	if errors.As(err, &mb) {
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		errorJSON(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the upload is over the limit of %d bytes", s.o.MaxUpload))
 		return
 	}
