@@ -167,9 +167,11 @@ func load(filename, dir string, data []byte, layers []Layer) (*File, error) {
 		}
 	}
 	errs = append(errs, f.fileForms(errs)...)
+	// Validate's problems, but for a value reported already (and left out,
+	// so that what Validate saw is not what was set).
 	for _, err := range []error{f.Config.Validate(), f.Server.Validate()} {
 		for _, e := range unjoin(err) {
-			if ke, ok := errors.AsType[*host.KeyError](e); ok && !f.missingButSet(ke) && !f.badBefore(ke, errs) {
+			if ke, ok := errors.AsType[*host.KeyError](e); ok && !f.missingButSet(ke) && !reported(errs, ke.Key) {
 				errs = append(errs, f.sources[ke.Key].error(ke.Key, ke.Message))
 			}
 		}
@@ -268,12 +270,6 @@ func (f *File) missingButSet(ke *host.KeyError) bool {
 	}
 	_, set := f.sources[sub(ke.Key, strings.Trim(name, `"`))]
 	return set
-}
-
-// badBefore reports a problem with a key whose value was reported already
-// (and left out, so that what Validate saw is not what was set).
-func (f *File) badBefore(ke *host.KeyError, errs errorList) bool {
-	return reported(errs, ke.Key)
 }
 
 // reported tells whether errs holds a problem with the value at key (not
