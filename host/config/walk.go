@@ -304,16 +304,17 @@ func describeType(t reflect.Type) string {
 	return "an object"
 }
 
-// describeValue names a value for an error: `"lots"`, `12`, `a list`.
+// describeValue names a value for an error: `"lots"`, `12`, `a list`; a
+// value as parsed, or as a node holds it.
 func describeValue(v any) string {
 	switch v := v.(type) {
 	case nil:
 		return "null"
 	case string:
 		return fmt.Sprintf("%q", v)
-	case []any:
+	case []any, []*node:
 		return "a list"
-	case map[string]any:
+	case map[string]any, []field:
 		return "an object"
 	default:
 		return fmt.Sprint(v)
