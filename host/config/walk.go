@@ -234,7 +234,7 @@ func (w *walker) duplicates(o origin, key string, raw []string) {
 }
 
 func (w *walker) errorf(o origin, key, format string, args ...any) {
-	w.errs = append(w.errs, &Error{File: o.file, Line: o.line, Flag: o.flag, Key: key, Msg: fmt.Sprintf(format, args...)})
+	w.errs = append(w.errs, o.error(key, fmt.Sprintf(format, args...)))
 }
 
 // suggest is ` (did you mean "x"?)` for the known key closest to k, when
