@@ -161,8 +161,7 @@ func (w *walker) fields(m map[string]any, t reflect.Type, key string, raw []stri
 // structFields are the fields of t by koanf tag.
 func structFields(t reflect.Type) map[string]reflect.StructField {
 	out := map[string]reflect.StructField{}
-	for i := range t.NumField() {
-		f := t.Field(i)
+	for f := range t.Fields() {
 		name, opts, _ := strings.Cut(f.Tag.Get("koanf"), ",")
 		switch {
 		case opts == "squash":
