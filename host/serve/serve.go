@@ -180,10 +180,7 @@ func listen(addr string, tries int) (net.Listener, error) {
 			break
 		}
 	}
-	if tries > 1 {
-		return nil, fmt.Errorf("no free port from %d to %d: %w", first, min(first+tries-1, 65535), firstErr)
-	}
-	return nil, firstErr
+	return nil, fmt.Errorf("no free port from %d to %d: %w", first, min(first+tries-1, 65535), firstErr)
 }
 
 // URL is where the app is served (http://host:port, no slash).
@@ -238,13 +235,10 @@ func token(r *http.Request) string {
 	if t := r.Header.Get(TokenHeader); t != "" {
 		return t
 	}
-	if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer ") {
-		return strings.TrimPrefix(a, "Bearer ")
-	}
-	if t := r.URL.Query().Get("token"); t != "" {
+	if t, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
 		return t
 	}
-	return ""
+	return r.URL.Query().Get("token")
 }
 
 // hasKey reports whether the request carries this server's key or the
