@@ -414,13 +414,13 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request, root *os.Root, p s
 			return
 		}
 	}
+	if err != nil && strings.Contains(err.Error(), "escapes") { // a link out of the root
+		errorJSON(w, http.StatusBadRequest, "Invalid path")
+		return
+	}
 	if err != nil || !fi.Mode().IsRegular() {
-		if err != nil && !errors.Is(err, fs.ErrNotExist) && !strings.Contains(err.Error(), "escapes") {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			s.log.Debug("serving a file", "path", name, "error", err)
-		}
-		if err != nil && strings.Contains(err.Error(), "escapes") {
-			errorJSON(w, http.StatusBadRequest, "Invalid path")
-			return
 		}
 		errorJSON(w, http.StatusNotFound, "File not found")
 		return
