@@ -48,9 +48,9 @@ const (
 )
 
 // grant adds a rule for a path, with the rights of the plan's ABI.
-func (p *landlockPlan) grant(dir string, rights uint64) {
+func (p *landlockPlan) grant(path string, rights uint64) {
 	if rights &= p.FS; rights != 0 {
-		p.Paths = append(p.Paths, pathRule{Path: dir, Access: rights})
+		p.Paths = append(p.Paths, pathRule{Path: path, Access: rights})
 	}
 }
 
