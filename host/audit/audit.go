@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -74,15 +75,10 @@ func Open(ctx context.Context, opts Options) (*Trail, error) {
 
 // endpointURL adds the OTLP traces path to a bare endpoint.
 func endpointURL(u string) string {
-	for _, suffix := range []string{"/v1/traces"} {
-		if len(u) >= len(suffix) && u[len(u)-len(suffix):] == suffix {
-			return u
-		}
+	if strings.HasSuffix(u, "/v1/traces") {
+		return u
 	}
-	for len(u) > 0 && u[len(u)-1] == '/' {
-		u = u[:len(u)-1]
-	}
-	return u + "/v1/traces"
+	return strings.TrimRight(u, "/") + "/v1/traces"
 }
 
 // Close flushes the spans and closes the file.

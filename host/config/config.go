@@ -126,8 +126,7 @@ func load(filename, dir string, data []byte, layers []Layer) (*File, error) {
 			return origin{file: filename, line: p.lines[rawKey(raw)]}
 		}}
 		if err := k.Load(checked{rawbytes.Provider(bytes.TrimPrefix(data, []byte("\ufeff"))), p, w}, nil); err != nil {
-			var errs errorList
-			if errors.As(err, &errs) {
+			if errs, ok := errors.AsType[errorList](err); ok {
 				return nil, errs.in(filename).err()
 			}
 			return nil, fmt.Errorf("%s: %w", filename, err)
@@ -168,10 +167,11 @@ func load(filename, dir string, data []byte, layers []Layer) (*File, error) {
 		}
 	}
 	errs = append(errs, f.fileForms(errs)...)
+	// Validate's problems, but for a value reported already (and left out,
+	// so that what Validate saw is not what was set).
 	for _, err := range []error{f.Config.Validate(), f.Server.Validate()} {
-		var ke *host.KeyError
 		for _, e := range unjoin(err) {
-			if errors.As(e, &ke) && !f.missingButSet(ke) && !f.badBefore(ke, errs) {
+			if ke, ok := errors.AsType[*host.KeyError](e); ok && !f.missingButSet(ke) && !reported(errs, ke.Key) {
 				errs = append(errs, f.sources[ke.Key].error(ke.Key, ke.Message))
 			}
 		}
@@ -270,12 +270,6 @@ func (f *File) missingButSet(ke *host.KeyError) bool {
 	}
 	_, set := f.sources[sub(ke.Key, strings.Trim(name, `"`))]
 	return set
-}
-
-// badBefore reports a problem with a key whose value was reported already
-// (and left out, so that what Validate saw is not what was set).
-func (f *File) badBefore(ke *host.KeyError, errs errorList) bool {
-	return reported(errs, ke.Key)
 }
 
 // reported tells whether errs holds a problem with the value at key (not

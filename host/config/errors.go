@@ -183,12 +183,12 @@ func (f *File) collect(err error, bridge string, out *errorList) {
 // another's, inside a bridge, is a dotted path in that bridge's config.
 func (f *File) locate(ke keyError, bridge string) *Error {
 	msg := strings.TrimPrefix(ke.Error(), ke.ConfigKey()+": ")
-	if hk, ok := ke.(*host.KeyError); ok {
+	hk, isHost := ke.(*host.KeyError)
+	if isHost {
 		msg = hk.Message
 	}
-	if _, isHost := ke.(*host.KeyError); isHost || bridge == "" {
-		e := f.sources[ke.ConfigKey()].error(ke.ConfigKey(), msg)
-		return e
+	if isHost || bridge == "" {
+		return f.sources[ke.ConfigKey()].error(ke.ConfigKey(), msg)
 	}
 	key, inner := bridgeKey(entry("bridge", bridge), ke.ConfigKey())
 	e := f.sources[key].error(inner, msg)

@@ -1,9 +1,6 @@
 package config
 
-import (
-	"fmt"
-	"math/big"
-)
+import "math/big"
 
 // A node is one value of a configuration file together with the line it
 // starts on. The three syntaxes (HCL, YAML, JSON) are read into nodes, so
@@ -32,20 +29,4 @@ func number(f *big.Float) any {
 	}
 	v, _ := f.Float64()
 	return v
-}
-
-// describe names a value for an error message: `"lots"`, `12`, `a list`.
-func describe(n *node) string {
-	switch v := n.v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return fmt.Sprintf("%q", v)
-	case []*node:
-		return "a list"
-	case []field:
-		return "an object"
-	default:
-		return fmt.Sprint(v)
-	}
 }

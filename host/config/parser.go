@@ -35,7 +35,7 @@ func (p *parser) Unmarshal(b []byte) (map[string]any, error) {
 		return nil, errs
 	}
 	if _, ok := root.v.([]field); !ok {
-		errs.add(root.line, "", "the file must hold an object of keys, got %s", describe(root))
+		errs.add(root.line, "", "the file must hold an object of keys, got %s", describeValue(root.v))
 		return nil, errs
 	}
 	return p.value(root, nil).(map[string]any), nil

@@ -161,14 +161,11 @@ func (w *walker) fields(m map[string]any, t reflect.Type, key string, raw []stri
 // structFields are the fields of t by koanf tag.
 func structFields(t reflect.Type) map[string]reflect.StructField {
 	out := map[string]reflect.StructField{}
-	for i := range t.NumField() {
-		f := t.Field(i)
+	for f := range t.Fields() {
 		name, opts, _ := strings.Cut(f.Tag.Get("koanf"), ",")
 		switch {
 		case opts == "squash":
-			for k, v := range structFields(f.Type) {
-				out[k] = v
-			}
+			maps.Copy(out, structFields(f.Type))
 		case name != "" && name != "-":
 			out[name] = f
 		}
@@ -236,7 +233,7 @@ func (w *walker) duplicates(o origin, key string, raw []string) {
 }
 
 func (w *walker) errorf(o origin, key, format string, args ...any) {
-	w.errs = append(w.errs, &Error{File: o.file, Line: o.line, Flag: o.flag, Key: key, Msg: fmt.Sprintf(format, args...)})
+	w.errs = append(w.errs, o.error(key, fmt.Sprintf(format, args...)))
 }
 
 // suggest is ` (did you mean "x"?)` for the known key closest to k, when
@@ -306,16 +303,17 @@ func describeType(t reflect.Type) string {
 	return "an object"
 }
 
-// describeValue names a value for an error: `"lots"`, `12`, `a list`.
+// describeValue names a value for an error: `"lots"`, `12`, `a list`; a
+// value as parsed, or as a node holds it.
 func describeValue(v any) string {
 	switch v := v.(type) {
 	case nil:
 		return "null"
 	case string:
 		return fmt.Sprintf("%q", v)
-	case []any:
+	case []any, []*node:
 		return "a list"
-	case map[string]any:
+	case map[string]any, []field:
 		return "an object"
 	default:
 		return fmt.Sprint(v)

@@ -1,8 +1,6 @@
 package confine
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"maps"
@@ -48,37 +46,21 @@ type mount struct {
 
 func parseMountinfo(b []byte) []mount {
 	var out []mount
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
+	for line := range strings.Lines(string(b)) {
 		// 36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		pre, post, ok := strings.Cut(line, " - ")
 		f, g := strings.Fields(pre), strings.Fields(post)
 		if !ok || len(f) < 5 || len(g) < 3 {
 			continue
 		}
-		out = append(out, mount{root: unescape(f[3]), point: unescape(f[4]), fstype: g[0], options: strings.Split(g[2], ",")})
+		out = append(out, mount{root: unescape.Replace(f[3]), point: unescape.Replace(f[4]), fstype: g[0], options: strings.Split(g[2], ",")})
 	}
 	return out
 }
 
-// unescape undoes mountinfo's octal escapes (\040 for a space).
-func unescape(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
+// unescape undoes the octal escapes the kernel writes in mountinfo paths:
+// space, tab, newline and backslash.
+var unescape = strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`)
 
 // parseSelfCgroup maps each v1 controller (and "" for v2) to the process's
 // cgroup path, from /proc/self/cgroup ("4:memory:/a/b", "0::/c").
@@ -338,20 +320,19 @@ func (g *cgroup) oomKills() int {
 	if g.version == 1 {
 		file = "memory.oom_control" // v1: "oom_kill N" too
 	}
-	for line := range strings.Lines(string(readFile(filepath.Join(g.memDir, file)))) {
-		if rest, ok := strings.CutPrefix(line, "oom_kill "); ok {
-			n, _ := strconv.Atoi(strings.TrimSpace(rest))
-			return n
-		}
-	}
-	return 0
+	return eventCount(filepath.Join(g.memDir, file), "oom_kill")
 }
 
 // pidsRefused is how many new tasks (threads, processes) the pids limit
 // refused.
 func (g *cgroup) pidsRefused() int {
-	for line := range strings.Lines(string(readFile(filepath.Join(g.pidsDir, "pids.events")))) {
-		if rest, ok := strings.CutPrefix(line, "max "); ok {
+	return eventCount(filepath.Join(g.pidsDir, "pids.events"), "max")
+}
+
+// eventCount is the number of the line "KEY N" of a cgroup file; 0 without one.
+func eventCount(file, key string) int {
+	for line := range strings.Lines(string(readFile(file))) {
+		if rest, ok := strings.CutPrefix(line, key+" "); ok {
 			n, _ := strconv.Atoi(strings.TrimSpace(rest))
 			return n
 		}

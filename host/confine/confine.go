@@ -369,7 +369,8 @@ func Command(cmd *exec.Cmd, spec *Spec) (*Guard, error) {
 				return nil, fmt.Errorf("confine: %s: %w", name, err)
 			}
 			g.private = append(g.private, pc)
-			cmd.Env = append(slices.Clone(cmd.Env[:i]), append([]string{name + "=" + pc.dir}, cmd.Env[i+1:]...)...)
+			cmd.Env = slices.Clone(cmd.Env) // the caller's slice stays as it was
+			cmd.Env[i] = name + "=" + pc.dir
 			if p.Landlock != nil {
 				p.Landlock.grant(pc.dir, rightsWriteDir)
 			}

@@ -47,10 +47,10 @@ const (
 	rightsWriteDir = rightsReadDir | rightWrite | rightMake
 )
 
-// grant adds a rule for a directory, with the rights of the plan's ABI.
-func (p *landlockPlan) grant(dir string, rights uint64) {
+// grant adds a rule for a path, with the rights of the plan's ABI.
+func (p *landlockPlan) grant(path string, rights uint64) {
 	if rights &= p.FS; rights != 0 {
-		p.Paths = append(p.Paths, pathRule{Path: dir, Access: rights})
+		p.Paths = append(p.Paths, pathRule{Path: path, Access: rights})
 	}
 }
 
@@ -113,12 +113,10 @@ func newLandlockPlan(abi int, spec *Spec, ports []uint16, prog string) (*landloc
 			// one (/dev/fd/N) names the host's descriptor, not the child's.
 			return nil
 		}
-		r := fRights
 		if fi.IsDir() {
-			r = dirRights
-		}
-		if r &= p.FS; r != 0 {
-			p.Paths = append(p.Paths, pathRule{Path: path, Access: r})
+			p.grant(path, dirRights)
+		} else {
+			p.grant(path, fRights)
 		}
 		return nil
 	}
@@ -162,8 +160,7 @@ func newLandlockPlan(abi int, spec *Spec, ports []uint16, prog string) (*landloc
 func interpreter(prog string) (string, error) {
 	f, err := elf.Open(prog)
 	if err != nil {
-		var fe *elf.FormatError
-		if errors.As(err, &fe) {
+		if _, ok := errors.AsType[*elf.FormatError](err); ok {
 			return "", nil // not ELF (a script): its interpreter must be in Read
 		}
 		return "", err

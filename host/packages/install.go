@@ -96,17 +96,28 @@ func (s *Store) Install(ctx context.Context, src Source, entries []string) ([]Wh
 	}
 	if len(names) > 0 {
 		ws, err := s.resolveNames(ctx, src, tg, names)
-		var ie *InstallError
-		switch {
-		case errors.As(err, &ie):
-			problems = append(problems, ie.Problems...)
-		case err != nil:
-			problems = append(problems, err.Error())
-		}
+		problems = append(problems, problemsOf(err)...)
 		for _, w := range ws {
 			add(w)
 		}
 	}
+	return installed(wheels, problems)
+}
+
+// problemsOf is what err says could not be installed: an *InstallError's
+// problems (not "packages: packages: ..."), else its message; none for nil.
+func problemsOf(err error) []string {
+	if ie, ok := errors.AsType[*InstallError](err); ok {
+		return ie.Problems
+	}
+	if err != nil {
+		return []string{err.Error()}
+	}
+	return nil
+}
+
+// installed is wheels, with an *InstallError when there are problems.
+func installed(wheels []Wheel, problems []string) ([]Wheel, error) {
 	if len(problems) > 0 {
 		return wheels, &InstallError{Problems: problems}
 	}
@@ -218,11 +229,7 @@ func (s *Store) resolveNames(ctx context.Context, src Source, tg Target, names [
 		problems = append(problems, fmt.Sprintf("%s: not in the package index %s", m, strings.TrimSuffix(ix.base, "/")))
 	}
 	wheels, more := s.fromLock(ctx, ix, tg, pkgs)
-	problems = append(problems, more...)
-	if len(problems) > 0 {
-		return wheels, &InstallError{Problems: problems}
-	}
-	return wheels, nil
+	return installed(wheels, append(problems, more...))
 }
 
 // fromLock fetches and unpacks packages of a lock: wheels, pure or built
@@ -308,7 +315,7 @@ func (s *Store) loadIndex(ctx context.Context, src Source) (ix *index, simple st
 			rix, err := runtimeIndex()
 			return rix, base, err
 		}
-		b, err = os.ReadFile(cached)
+		b, _ = os.ReadFile(cached) // nil when absent: fetched below
 	}
 	if b == nil {
 		b, err = s.get(ctx, base+LockFile)

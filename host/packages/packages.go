@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -55,42 +56,16 @@ func ParseNPM(spec string) (NPM, error) {
 			return NPM{}, fmt.Errorf("an empty version after %q", name+"@")
 		}
 	}
-	if !validNPMName(name) {
+	if len(name) > 214 || !npmName.MatchString(name) {
 		return NPM{}, fmt.Errorf("%q is not an npm package name", name)
 	}
 	return NPM{Name: name, Version: version}, nil
 }
 
-// validNPMName follows npm's rules for new package names: lower case, at
-// most 214 characters, URL-safe, an optional "@scope/" prefix.
-func validNPMName(name string) bool {
-	if name == "" || len(name) > 214 {
-		return false
-	}
-	if scope, rest, ok := strings.Cut(name, "/"); ok {
-		if !strings.HasPrefix(scope, "@") || len(scope) < 2 || !validNPMPart(scope[1:]) {
-			return false
-		}
-		name = rest
-	} else if strings.HasPrefix(name, "@") {
-		return false
-	}
-	return validNPMPart(name)
-}
-
-func validNPMPart(s string) bool {
-	if s == "" || s[0] == '.' || s[0] == '_' {
-		return false
-	}
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '.', r == '_', r == '~':
-		default:
-			return false
-		}
-	}
-	return true
-}
+// npmName follows npm's rules for new package names: lower case, URL-safe,
+// an optional "@scope/" prefix, neither part starting with "." or "_" (and
+// at most 214 characters, checked apart).
+var npmName = regexp.MustCompile(`^(@[a-z0-9~-][a-z0-9._~-]*/)?[a-z0-9~-][a-z0-9._~-]*$`)
 
 // Dir is the default package directory under a cache directory.
 func Dir(cacheDir string) string { return filepath.Join(cacheDir, "packages") }

@@ -3,9 +3,9 @@ package packages
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -107,12 +107,8 @@ func (l *Lock) find(name string) (LockPackage, bool) {
 		}
 	}
 	root, _, _ := strings.Cut(name, ".")
-	keys := make([]string, 0, len(l.Packages))
-	for k := range l.Packages {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys) // one answer when two packages claim an import
-	for _, k := range keys {
+	// Sorted: one answer when two packages claim an import.
+	for _, k := range slices.Sorted(maps.Keys(l.Packages)) {
 		if slices.Contains(l.Packages[k].Imports, root) {
 			return l.Packages[k], true
 		}

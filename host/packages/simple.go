@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -108,21 +107,13 @@ func (s *Store) resolveSimple(ctx context.Context, base string, lockIx *index, t
 	var problems []string
 	for _, n := range names {
 		ws, err := s.simpleClosure(ctx, base, lockIx, tg, n)
-		var ie *InstallError
-		switch {
-		case errors.As(err, &ie):
-			problems = append(problems, ie.Problems...) // (not "packages: packages: ...")
-			continue
-		case err != nil:
-			problems = append(problems, err.Error())
+		if err != nil {
+			problems = append(problems, problemsOf(err)...)
 			continue
 		}
 		wheels = append(wheels, ws...)
 	}
-	if len(problems) > 0 {
-		return wheels, &InstallError{Problems: problems}
-	}
-	return wheels, nil
+	return installed(wheels, problems)
 }
 
 func (s *Store) simpleClosure(ctx context.Context, base string, lockIx *index, tg Target, name string) ([]Wheel, error) {
@@ -327,21 +318,18 @@ func comparisonHolds(c string) bool {
 	if m == nil {
 		return true
 	}
+	if m[1] == "extra" || m[3] == "extra" {
+		return false
+	}
 	value := func(s string) (string, bool) {
 		if strings.HasPrefix(s, `"`) || strings.HasPrefix(s, "'") {
 			return s[1 : len(s)-1], true
-		}
-		if s == "extra" {
-			return "", false
 		}
 		v, ok := pyodideMarkers[s]
 		return v, ok
 	}
 	l, lok := value(m[1])
 	r, rok := value(m[3])
-	if m[1] == "extra" || m[3] == "extra" {
-		return false
-	}
 	if !lok || !rok {
 		return true
 	}

@@ -94,9 +94,7 @@ var errNotFound = errors.New("not found")
 
 // get reads a URL (http, https, file) or a file path.
 func (s *Store) get(ctx context.Context, src string) ([]byte, error) {
-	if p, ok := strings.CutPrefix(src, "file://"); ok {
-		src = p
-	}
+	src = strings.TrimPrefix(src, "file://")
 	if !strings.Contains(src, "://") {
 		b, err := os.ReadFile(src)
 		if errors.Is(err, os.ErrNotExist) {
@@ -301,11 +299,8 @@ func topLevel(zr *zip.Reader) []string {
 			}
 			b, _ := io.ReadAll(rc)
 			rc.Close()
-			var names []string
-			for _, l := range strings.Fields(string(b)) {
-				names = append(names, l)
-			}
-			return names
+			var names []string // nil, not empty, when the file lists none
+			return append(names, strings.Fields(string(b))...)
 		}
 	}
 	seen := map[string]bool{}

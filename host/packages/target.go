@@ -3,6 +3,7 @@ package packages
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -88,22 +89,13 @@ func (t Target) Compatible(fileName string) error {
 		return fmt.Errorf("%q is not a wheel file name (NAME-VERSION-PYTHON-ABI-PLATFORM.whl)", fileName)
 	}
 	if abi == "none" && plat == "any" {
-		for _, p := range strings.Split(py, ".") {
-			if strings.HasPrefix(p, "py3") || p == "py2.py3" {
-				return nil
-			}
+		if slices.ContainsFunc(strings.Split(py, "."), func(p string) bool { return strings.HasPrefix(p, "py3") }) {
+			return nil
 		}
 		return fmt.Errorf("%s is not a Python 3 wheel", fileName)
 	}
-	platOK := false
-	for _, p := range strings.Split(plat, ".") {
-		for _, want := range t.platformTags() {
-			if p == want {
-				platOK = true
-			}
-		}
-	}
-	if !platOK {
+	tags := t.platformTags()
+	if !slices.ContainsFunc(strings.Split(plat, "."), func(p string) bool { return slices.Contains(tags, p) }) {
 		return fmt.Errorf("%s is built for %s, not for this Pyodide (%s): only pure-Python wheels and wheels built for it can be installed", fileName, plat, t)
 	}
 	minor := t.minor()

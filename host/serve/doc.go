@@ -22,6 +22,6 @@
 // token (Bearer, the X-Parselbox-Token header, or ?token= once, which sets
 // a cookie named by the port) or the key.
 //
-//	srv, err := serve.New(serve.Options{Addr: "127.0.0.1:8000", Workspace: dir, Files: files, API: sb})
-//	go srv.Serve(ln)
+//	srv, err := serve.Listen(serve.Options{Addr: "127.0.0.1:8000", Workspace: dir, Files: files, API: sb})
+//	defer srv.Close() // srv.URL() is where it serves
 package serve

@@ -180,10 +180,7 @@ func listen(addr string, tries int) (net.Listener, error) {
 			break
 		}
 	}
-	if tries > 1 {
-		return nil, fmt.Errorf("no free port from %d to %d: %w", first, min(first+tries-1, 65535), firstErr)
-	}
-	return nil, firstErr
+	return nil, fmt.Errorf("no free port from %d to %d: %w", first, min(first+tries-1, 65535), firstErr)
 }
 
 // URL is where the app is served (http://host:port, no slash).
@@ -238,13 +235,10 @@ func token(r *http.Request) string {
 	if t := r.Header.Get(TokenHeader); t != "" {
 		return t
 	}
-	if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer ") {
-		return strings.TrimPrefix(a, "Bearer ")
-	}
-	if t := r.URL.Query().Get("token"); t != "" {
+	if t, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
 		return t
 	}
-	return ""
+	return r.URL.Query().Get("token")
 }
 
 // hasKey reports whether the request carries this server's key or the
@@ -420,13 +414,13 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request, root *os.Root, p s
 			return
 		}
 	}
+	if err != nil && strings.Contains(err.Error(), "escapes") { // a link out of the root
+		errorJSON(w, http.StatusBadRequest, "Invalid path")
+		return
+	}
 	if err != nil || !fi.Mode().IsRegular() {
-		if err != nil && !errors.Is(err, fs.ErrNotExist) && !strings.Contains(err.Error(), "escapes") {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			s.log.Debug("serving a file", "path", name, "error", err)
-		}
-		if err != nil && strings.Contains(err.Error(), "escapes") {
-			errorJSON(w, http.StatusBadRequest, "Invalid path")
-			return
 		}
 		errorJSON(w, http.StatusNotFound, "File not found")
 		return
@@ -593,8 +587,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) uploadError(w http.ResponseWriter, err error) {
-	var mb *http.MaxBytesError
-	if errors.As(err, &mb) {
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		errorJSON(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the upload is over the limit of %d bytes", s.o.MaxUpload))
 		return
 	}

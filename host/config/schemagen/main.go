@@ -20,19 +20,20 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: schemagen MODULE_ROOT OUTPUT")
 		os.Exit(2)
 	}
-	root := os.Args[1]
-	docs, err := godoc.FieldDocs(filepath.Join(root, "host"), filepath.Join(root, "host", "mcpserver"))
-	if err != nil {
+	if err := run(os.Args[1], os.Args[2]); err != nil {
 		fmt.Fprintln(os.Stderr, "schemagen:", err)
 		os.Exit(1)
+	}
+}
+
+func run(root, output string) error {
+	docs, err := godoc.FieldDocs(filepath.Join(root, "host"), filepath.Join(root, "host", "mcpserver"))
+	if err != nil {
+		return err
 	}
 	b, err := config.JSONSchema(docs)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "schemagen:", err)
-		os.Exit(1)
+		return err
 	}
-	if err := os.WriteFile(os.Args[2], b, 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, "schemagen:", err)
-		os.Exit(1)
-	}
+	return os.WriteFile(output, b, 0o644)
 }

@@ -8,9 +8,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"maps"
 	"net/http"
 	"net/http/httptest"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -82,15 +83,8 @@ func (p Package) Build() ([]byte, error) {
 	if p.SharedLibrary {
 		files = map[string]string{}
 	}
-	for k, v := range p.Files {
-		files[k] = v
-	}
-	names := make([]string, 0, len(files))
-	for k := range files {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	maps.Copy(files, p.Files)
+	for _, n := range slices.Sorted(maps.Keys(files)) {
 		w, err := zw.Create(n)
 		if err != nil {
 			return nil, err
