@@ -92,17 +92,13 @@ func (r *Router) route(ctx context.Context, p *callParams, rec *CallRecord) (jso
 		if errors.As(err, &re) && re.Type == sdk.CodePermission.Python() {
 			rec.Outcome = "refused"
 		}
-		if p.TaskID != "" {
-			r.tasks.abandon(p.TaskID)
-		}
+		r.tasks.forget(p.TaskID)
 		return nil, err
 	}
 	red := ns.redactor()
 	args, err := bindArgs(tool, p.Args, p.Kwargs)
 	if err != nil {
-		if p.TaskID != "" {
-			r.tasks.abandon(p.TaskID)
-		}
+		r.tasks.forget(p.TaskID)
 		return nil, pyErr(sdk.CodeInvalidArgument, "%s: %v", p.Path, err)
 	}
 	call := &Call{Path: joinPath(ns.name, tool.Name), Arguments: args, TaskID: p.TaskID}
@@ -112,18 +108,14 @@ func (r *Router) route(ctx context.Context, p *callParams, rec *CallRecord) (jso
 	}
 	if e := r.current(); e != nil && !ns.builtin {
 		if err := e.budget.take(ns.name, ns.policy); err != nil {
-			if p.TaskID != "" {
-				r.tasks.abandon(p.TaskID)
-			}
+			r.tasks.forget(p.TaskID)
 			rec.Outcome = "refused"
 			return nil, err
 		}
 	}
 	if h := r.opts.Hooks; h != nil && !ns.builtin {
 		if err := h.PreToolCall(ctx, call); err != nil {
-			if p.TaskID != "" {
-				r.tasks.abandon(p.TaskID)
-			}
+			r.tasks.forget(p.TaskID)
 			rec.Outcome = "refused"
 			return nil, pyErr(sdk.CodePermission, "%v", err)
 		}

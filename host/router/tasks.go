@@ -103,12 +103,9 @@ func (ts *tasks) begin(ctx context.Context, id string) (*task, context.Context, 
 	return t, ctx, nil
 }
 
-// end forgets a finished task.
+// end forgets a finished task and closes its log.
 func (ts *tasks) end(t *task) {
-	ts.mu.Lock()
-	delete(ts.byID, t.id)
-	ts.ended[t.id] = true
-	ts.mu.Unlock()
+	ts.forget(t.id)
 	t.cancel()
 	t.mu.Lock()
 	if t.logFile != nil {
@@ -118,8 +115,12 @@ func (ts *tasks) end(t *task) {
 	t.mu.Unlock()
 }
 
-// abandon forgets a task whose call failed before it started.
-func (ts *tasks) abandon(id string) {
+// forget forgets task id, finished or failed before it started ("" is no
+// task): later sends to it fail.
+func (ts *tasks) forget(id string) {
+	if id == "" {
+		return
+	}
 	ts.mu.Lock()
 	delete(ts.byID, id)
 	ts.ended[id] = true
