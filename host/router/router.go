@@ -362,18 +362,19 @@ func (r *Router) tool(ctx context.Context, path string) (*namespace, *sdk.ToolIn
 	if err != nil {
 		return nil, nil, err
 	}
-	c := ns.catalog(ctx, time.Duration(math.MaxInt64))
+	c := ns.catalog(ctx, math.MaxInt64)
 	t := c.find(rest)
 	if t == nil && ns.dynamic {
-		t = ns.catalog(ctx, missAge).find(rest)
+		c = ns.catalog(ctx, missAge)
+		t = c.find(rest)
 	}
 	if t == nil {
-		if why, ok := ns.catalog(ctx, time.Duration(math.MaxInt64)).denied[rest]; ok {
+		if why, ok := c.denied[rest]; ok {
 			return ns, nil, pyErr(sdk.CodePermission, "%s: %s", path, why)
 		}
 		// A namespace with no tools at all (an MCP server that did not
 		// start) says why: its description does.
-		if c := ns.catalog(ctx, time.Duration(math.MaxInt64)); len(c.tools) == 0 && c.desc != nil && c.desc.Description != "" {
+		if len(c.tools) == 0 && c.desc != nil && c.desc.Description != "" {
 			return ns, nil, pyErr(sdk.CodeNotFound, "Tool '%s' not found: %s", path, c.desc.Description)
 		}
 		return ns, nil, pyErr(sdk.CodeNotFound, "Tool '%s' not found", path)
