@@ -94,8 +94,7 @@ func (s *Sandbox) addBridges(ctx context.Context) error {
 		return slow
 	})
 	for i, err := range errs {
-		var de *sdk.DeclineError
-		if errors.As(err, &de) {
+		if de, ok := errors.AsType[*sdk.DeclineError](err); ok {
 			// The bridge will not serve here (an MCP server that is this
 			// Parselbox): its namespace is left out.
 			s.log.Info("bridge left out: it declined to serve", "bridge", names[i], "reason", de.Reason)

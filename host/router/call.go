@@ -88,8 +88,7 @@ func (r *Router) route(ctx context.Context, p *callParams, rec *CallRecord) (jso
 	rec.Bridge, _, _ = strings.Cut(p.Path, ".")
 	ns, tool, err := r.tool(ctx, p.Path)
 	if err != nil {
-		var re *sandbox.RemoteError
-		if errors.As(err, &re) && re.Type == sdk.CodePermission.Python() {
+		if re, ok := errors.AsType[*sandbox.RemoteError](err); ok && re.Type == sdk.CodePermission.Python() {
 			rec.Outcome = "refused"
 		}
 		r.tasks.forget(p.TaskID)
@@ -143,8 +142,7 @@ func (r *Router) route(ctx context.Context, p *callParams, rec *CallRecord) (jso
 		if ctx.Err() != nil {
 			return nil, pyErr(sdk.CodeCancelled, "%s was cancelled", call.Path)
 		}
-		var te *sdk.ToolError
-		if errors.As(err, &te) {
+		if te, ok := errors.AsType[*sdk.ToolError](err); ok {
 			return nil, pythonError(te, red)
 		}
 		return nil, pyErr(sdk.CodeUnavailable, "bridge %q: %s", ns.name, red.Redact(err.Error()))

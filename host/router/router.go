@@ -430,8 +430,7 @@ func (r *Router) CallTool(ctx context.Context, path string, arguments json.RawMe
 	}
 	content, err := r.call(ctx, &callParams{Path: path, Kwargs: kwargs})
 	if err != nil {
-		var re *sandbox.RemoteError
-		if errors.As(err, &re) {
+		if re, ok := errors.AsType[*sandbox.RemoteError](err); ok {
 			code := protocol.CodeFromPython(re.Type)
 			return &sdk.CallToolResult{Content: protocol.NullJSON, IsError: true, Error: &sdk.ToolError{Code: code, Message: re.Message}}, nil
 		}
