@@ -231,20 +231,19 @@ func (t *task) shrinkLog() {
 	t.logSize = int64(n1 + n2)
 }
 
-// Progress appends a progress line to the task's log:
-// "[3/10] (30%) message", or "progress: 3 message" without a total.
+// Progress appends a progress line to the task's log.
 func (t *task) Progress(progress, total float64, message string) {
-	line := progressLine(progress, total)
-	if message != "" {
-		line += " " + message
-	}
-	t.Log(line)
+	t.Log(progressLine(progress, total, message))
 }
 
-// progressLine is "[3/10] (30%)", or "progress: 3" without a total.
-func progressLine(progress, total float64) string {
-	if total > 0 {
-		return fmt.Sprintf("[%g/%g] (%.0f%%)", progress, total, 100*progress/total)
+// progressLine is "[3/10] (30%) message", or "progress: 3 message" without
+// a total.
+func progressLine(progress, total float64, message string) string {
+	if message != "" {
+		message = " " + message
 	}
-	return fmt.Sprintf("progress: %g", progress)
+	if total > 0 {
+		return fmt.Sprintf("[%g/%g] (%.0f%%)%s", progress, total, 100*progress/total, message)
+	}
+	return fmt.Sprintf("progress: %g%s", progress, message)
 }
