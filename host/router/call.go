@@ -243,10 +243,15 @@ func were(n int) string {
 	return "were"
 }
 
-// joinPath is a tool's full path; a callable namespace's tool is named "".
-func joinPath(ns, tool string) string {
-	if tool == "" {
-		return ns
+// joinPath is the dotted path of name under prefix: a tool's full path
+// (a callable namespace's tool is named ""), or a path under a nested
+// namespace ("" is the namespace itself).
+func joinPath(prefix, name string) string {
+	switch {
+	case name == "":
+		return prefix
+	case prefix == "":
+		return name
 	}
-	return ns + "." + tool
+	return prefix + "." + name
 }

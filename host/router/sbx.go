@@ -212,12 +212,6 @@ func (r *Router) inspect(ctx context.Context, names []string) map[string]any {
 			out[n] = map[string]string{"error": fmt.Sprintf("'%s' not found", n)}
 			continue
 		}
-		if tools == nil {
-			tools = []string{}
-		}
-		if subs == nil {
-			subs = []string{}
-		}
 		out[n] = map[string]any{"methods": tools, "namespaces": subs}
 	}
 	return out
