@@ -95,9 +95,7 @@ func (n *nameList) UnmarshalJSON(b []byte) error {
 func (r *Router) info() map[string]any {
 	out := map[string]any{}
 	if r.opts.Info != nil {
-		for k, v := range r.opts.Info() {
-			out[k] = v
-		}
+		maps.Copy(out, r.opts.Info())
 	}
 	ctx, _ := out["context"].(map[string]any)
 	if ctx == nil {
@@ -130,8 +128,9 @@ func (r *Router) search(ctx context.Context, pattern string) map[string][]map[st
 		re = regexp.MustCompile("(?i)" + regexp.QuoteMeta(pattern))
 	}
 	r.mu.RLock()
-	order := append([]string(nil), r.order...)
+	order := slices.Clone(r.order)
 	r.mu.RUnlock()
+	keys := make([]string, len(order))
 	own := make([]map[string]any, len(order))
 	var wg sync.WaitGroup
 	for i, name := range order {
@@ -142,6 +141,7 @@ func (r *Router) search(ctx context.Context, pattern string) map[string][]map[st
 		ns := r.namespaces[name]
 		r.mu.RUnlock()
 		key := fmt.Sprintf("%s (%s)", name, ns.kind)
+		keys[i] = key
 		c := ns.catalog(ctx, discoveryAge)
 		for _, py := range slices.Sorted(maps.Keys(c.alias)) {
 			t := c.tools[c.alias[py]]
@@ -156,12 +156,9 @@ func (r *Router) search(ctx context.Context, pattern string) map[string][]map[st
 		}
 	}
 	wg.Wait()
-	for i, name := range order {
-		if own[i] != nil {
-			r.mu.RLock()
-			key := fmt.Sprintf("%s (%s)", name, r.namespaces[name].kind)
-			r.mu.RUnlock()
-			out[key] = append(out[key], own[i])
+	for i, found := range own {
+		if found != nil {
+			out[keys[i]] = append(out[keys[i]], found)
 		}
 	}
 	return out

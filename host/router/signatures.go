@@ -21,7 +21,7 @@ import (
 // sbx.search finds them. "" when there are no tools.
 func (r *Router) Signatures(ctx context.Context, budgetTokens int) string {
 	r.mu.RLock()
-	order := append([]string(nil), r.order...)
+	order := slices.Clone(r.order)
 	r.mu.RUnlock()
 	var b strings.Builder
 	budget := budgetTokens * 4
