@@ -183,19 +183,16 @@ func (t *task) Log(line string) {
 		return
 	}
 	if t.logFile == nil {
-		if err := os.MkdirAll(filepath.Dir(t.logPath), 0o755); err != nil {
-			t.log.Warn("task log", "task", t.id, "error", err)
-			t.logPath = ""
-			return
+		err := os.MkdirAll(filepath.Dir(t.logPath), 0o755)
+		if err == nil {
+			t.logFile, err = os.OpenFile(t.logPath, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
 		}
-		f, err := os.OpenFile(t.logPath, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
 		if err != nil {
 			t.log.Warn("task log", "task", t.id, "error", err)
 			t.logPath = ""
 			return
 		}
-		t.logFile = f
-		if fi, err := f.Stat(); err == nil {
+		if fi, err := t.logFile.Stat(); err == nil {
 			t.logSize = fi.Size()
 		}
 	}
