@@ -43,11 +43,7 @@ func newToolkit(r *Router) *sdk.Bridge {
 	add(&sdk.Tool{Name: "inspect", Params: []string{"names"},
 		Description: "Details of tools or namespaces by dotted name: description, parameters (JSON Schema) and output."},
 		func(ctx context.Context, names ...nameList) map[string]any {
-			var all []string
-			for _, n := range names {
-				all = append(all, n...)
-			}
-			return r.inspect(ctx, all)
+			return r.inspect(ctx, slices.Concat(names...))
 		})
 	add(&sdk.Tool{Name: "preview", Params: []string{"data"},
 		Description: "A structure-preserving summary of large or nested data: lists keep 2 items, long strings are cut, keys are kept."},
