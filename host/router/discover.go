@@ -282,11 +282,7 @@ func cleanOutput(s json.RawMessage) any {
 	if err := json.Unmarshal(s, &m); err != nil {
 		return s
 	}
-	for k := range m {
-		if strings.HasPrefix(k, "x-") {
-			delete(m, k)
-		}
-	}
+	maps.DeleteFunc(m, func(k string, _ any) bool { return strings.HasPrefix(k, "x-") })
 	if props, ok := m["properties"].(map[string]any); ok && len(props) == 1 {
 		if res, ok := props["result"]; ok {
 			return res
