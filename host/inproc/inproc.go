@@ -382,13 +382,11 @@ func (lv *level) take(name, goName string) error {
 
 // doc returns the description that ToolDocs gives goName or name.
 func (lv *level) doc(goName, name string) string {
-	if d, ok := lv.docs[goName]; ok {
-		lv.used[goName] = true
-		return d
-	}
-	if d, ok := lv.docs[name]; ok {
-		lv.used[name] = true
-		return d
+	for _, key := range [...]string{goName, name} {
+		if d, ok := lv.docs[key]; ok {
+			lv.used[key] = true
+			return d
+		}
 	}
 	return ""
 }
