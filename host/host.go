@@ -443,10 +443,7 @@ func outputDir(dir string, create bool) error {
 		if !create {
 			return nil
 		}
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			return err
-		}
-		return nil
+		return os.Mkdir(dir, 0o755)
 	}
 	if err != nil {
 		return err
