@@ -348,11 +348,7 @@ func (s *Sandbox) pluginBridges() (all, mcp map[string]BridgeConfig, err error) 
 		return s.cfg.Bridges, mcp, nil
 	}
 	all = make(map[string]BridgeConfig, len(s.cfg.Bridges)+len(mcp))
-	for name, b := range s.cfg.Bridges {
-		all[name] = b
-	}
-	for name, b := range mcp {
-		all[name] = b
-	}
+	maps.Copy(all, s.cfg.Bridges)
+	maps.Copy(all, mcp)
 	return all, mcp, nil
 }
