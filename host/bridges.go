@@ -244,7 +244,7 @@ func (s *Sandbox) shellInfo() string {
 
 // pyTypeName names the Python type a JSON value becomes.
 func pyTypeName(v any) string {
-	switch v.(type) {
+	switch x := v.(type) {
 	case nil:
 		return "NoneType"
 	case bool:
@@ -252,7 +252,7 @@ func pyTypeName(v any) string {
 	case int, int64, int32:
 		return "int"
 	case float64:
-		if x := v.(float64); x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
 			return "int" // JSON has one number type; Python makes 3 an int
 		}
 		return "float"
