@@ -189,19 +189,24 @@ func (s *Sandbox) namespaceLines() []string {
 	return out
 }
 
-// info is what sbx.info() reports about the sandbox itself.
-func (s *Sandbox) info() map[string]any {
-	var globals []string
-	for _, k := range slices.Sorted(maps.Keys(s.cfg.Globals)) {
-		globals = append(globals, fmt.Sprintf("%s (%s)", k, pyTypeName(s.cfg.Globals[k])))
-	}
-	var mounts []string
+// mountLines describe the mounts, by target: "/mnt/data (read-only)".
+func (s *Sandbox) mountLines() []string {
+	var out []string
 	for _, t := range slices.Sorted(maps.Keys(s.cfg.Mounts)) {
 		mode := "read-only"
 		if !s.cfg.Mounts[t].ReadOnly() {
 			mode = "read/write"
 		}
-		mounts = append(mounts, fmt.Sprintf("/mnt/%s (%s)", strings.Trim(t, "/"), mode))
+		out = append(out, fmt.Sprintf("/mnt/%s (%s)", strings.Trim(t, "/"), mode))
+	}
+	return out
+}
+
+// info is what sbx.info() reports about the sandbox itself.
+func (s *Sandbox) info() map[string]any {
+	var globals []string
+	for _, k := range slices.Sorted(maps.Keys(s.cfg.Globals)) {
+		globals = append(globals, fmt.Sprintf("%s (%s)", k, pyTypeName(s.cfg.Globals[k])))
 	}
 	var network any = s.cfg.Network
 	if !s.cfg.Network && len(s.cfg.AllowNet) > 0 {
@@ -214,7 +219,7 @@ func (s *Sandbox) info() map[string]any {
 	return map[string]any{
 		"context":     map[string]any{"globals": globals},
 		"environment": map[string]any{"network": network},
-		"mounts":      mounts,
+		"mounts":      s.mountLines(),
 		"files":       map[string]any{"path": "/files (read/write)", "items": files},
 		"workspace":   "/workspace (read/write, the working directory)",
 		"limits":      map[string]any{"timeout_seconds": s.timeout.Seconds(), "memory_mb": s.memoryMB()},
