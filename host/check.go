@@ -58,19 +58,17 @@ func Check(cfg Config) ([]PluginCheck, error) {
 		b := all[name]
 		_, isMCP := mcp[name]
 		c := PluginCheck{Namespace: name, Plugin: b.Plugin, MCP: isMCP, Pinned: b.SHA256 != ""}
-		path, err := m.Find(b.Plugin)
-		if err != nil {
-			errs = append(errs, &KeyError{Key: entry("bridge", name), Message: err.Error()})
-			continue
+		var err error
+		if c.Path, err = m.Find(b.Plugin); err == nil {
+			c.SHA256, err = bridges.FileSHA256(c.Path)
 		}
-		c.Path = path
-		if c.SHA256, err = bridges.FileSHA256(path); err != nil {
+		if err != nil {
 			errs = append(errs, &KeyError{Key: entry("bridge", name), Message: err.Error()})
 			continue
 		}
 		if c.Pinned && !strings.EqualFold(c.SHA256, b.SHA256) {
 			errs = append(errs, &KeyError{Key: sub(entry("bridge", name), "sha256"),
-				Message: fmt.Sprintf("%s has sha256 %s, not the pinned %s", path, c.SHA256, b.SHA256)})
+				Message: fmt.Sprintf("%s has sha256 %s, not the pinned %s", c.Path, c.SHA256, b.SHA256)})
 			continue
 		}
 		out = append(out, c)
