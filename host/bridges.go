@@ -69,13 +69,8 @@ func (s *Sandbox) addBridges(ctx context.Context) error {
 	pending := make([]atomic.Bool, len(names))
 	for i, name := range names {
 		pending[i].Store(true)
-		cfg := bridges.Config{
-			Plugin: configs[name].Plugin,
-			SHA256: configs[name].SHA256,
-			Env:    configs[name].Env,
-			Config: configs[name].Config,
-			Dir:    configs[name].Dir,
-		}
+		bc := configs[name]
+		cfg := bridges.Config{Plugin: bc.Plugin, SHA256: bc.SHA256, Env: bc.Env, Config: bc.Config, Dir: bc.Dir}
 		if _, ok := mcp[name]; ok {
 			cfg.Secrets = mcpSecrets(cfg.Config)
 		}
