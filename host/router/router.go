@@ -322,7 +322,7 @@ func (r *Router) ServeSandbox(ctx context.Context, method string, params json.Ra
 		}
 		return r.dir(ctx, p.Path)
 	case "help":
-		var p helpParams
+		var p pathParams
 		if err := json.Unmarshal(params, &p); err != nil {
 			return nil, pyErr(sdk.CodeInvalidArgument, "bad help request: %v", err)
 		}
@@ -332,13 +332,9 @@ func (r *Router) ServeSandbox(ctx context.Context, method string, params json.Ra
 	}
 }
 
+// pathParams are those of dir(path) and help(path, full=False): full asks
+// help for a namespace's whole description (an MCP server's instructions).
 type pathParams struct {
-	Path string `json:"path"`
-}
-
-// helpParams is help(ns, full=False): full asks for a namespace's whole
-// description (an MCP server's instructions).
-type helpParams struct {
 	Path string `json:"path"`
 	Full bool   `json:"full"`
 }
