@@ -313,10 +313,10 @@ func entryError(err error) string {
 	}
 	key, _, _ := strings.Cut(ute.Field, ".")
 	want := ""
-	if f, ok := reflect.TypeFor[mcpFileEntry]().FieldByNameFunc(func(n string) bool {
-		f, _ := reflect.TypeFor[mcpFileEntry]().FieldByName(n)
-		return f.Tag.Get("json") == key
-	}); ok {
+	for f := range reflect.TypeFor[mcpFileEntry]().Fields() {
+		if f.Tag.Get("json") != key {
+			continue
+		}
 		switch f.Type.Kind() {
 		case reflect.Slice:
 			want = "a list of strings"
