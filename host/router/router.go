@@ -271,12 +271,17 @@ func (r *Router) add(ctx context.Context, ns *namespace) error {
 
 // Bridge returns the bridge of a namespace, nil if there is none.
 func (r *Router) Bridge(name string) sdk.BridgeServer {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if ns := r.namespaces[name]; ns != nil {
+	if ns := r.namespace(name); ns != nil {
 		return ns.bridge
 	}
 	return nil
+}
+
+// namespace returns the namespace name, nil if there is none.
+func (r *Router) namespace(name string) *namespace {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.namespaces[name]
 }
 
 // NamespaceInfo is what the sandbox needs to create a namespace object.
@@ -342,9 +347,7 @@ type pathParams struct {
 // lookup splits a Python path into its namespace and the rest.
 func (r *Router) lookup(path string) (*namespace, string, error) {
 	root, rest, _ := strings.Cut(path, ".")
-	r.mu.RLock()
-	ns := r.namespaces[root]
-	r.mu.RUnlock()
+	ns := r.namespace(root)
 	if ns == nil {
 		return nil, "", pyErr(sdk.CodeNotFound, "'%s' not found", root)
 	}

@@ -133,9 +133,7 @@ func (r *Router) search(ctx context.Context, pattern string) map[string][]map[st
 		if name == "sbx" {
 			continue
 		}
-		r.mu.RLock()
-		ns := r.namespaces[name]
-		r.mu.RUnlock()
+		ns := r.namespace(name)
 		key := fmt.Sprintf("%s (%s)", name, ns.kind)
 		keys[i] = key
 		c := ns.catalog(ctx, discoveryAge)

@@ -32,9 +32,7 @@ func (r *Router) Signatures(ctx context.Context, budgetTokens int) string {
 		nLeft += n
 	}
 	for _, name := range order {
-		r.mu.RLock()
-		ns := r.namespaces[name]
-		r.mu.RUnlock()
+		ns := r.namespace(name)
 		if ns == nil || ns.builtin {
 			continue
 		}
