@@ -69,13 +69,8 @@ func (s *Sandbox) addBridges(ctx context.Context) error {
 	pending := make([]atomic.Bool, len(names))
 	for i, name := range names {
 		pending[i].Store(true)
-		cfg := bridges.Config{
-			Plugin: configs[name].Plugin,
-			SHA256: configs[name].SHA256,
-			Env:    configs[name].Env,
-			Config: configs[name].Config,
-			Dir:    configs[name].Dir,
-		}
+		bc := configs[name]
+		cfg := bridges.Config{Plugin: bc.Plugin, SHA256: bc.SHA256, Env: bc.Env, Config: bc.Config, Dir: bc.Dir}
 		if _, ok := mcp[name]; ok {
 			cfg.Secrets = mcpSecrets(cfg.Config)
 		}
@@ -94,8 +89,7 @@ func (s *Sandbox) addBridges(ctx context.Context) error {
 		return slow
 	})
 	for i, err := range errs {
-		var de *sdk.DeclineError
-		if errors.As(err, &de) {
+		if de, ok := errors.AsType[*sdk.DeclineError](err); ok {
 			// The bridge will not serve here (an MCP server that is this
 			// Parselbox): its namespace is left out.
 			s.log.Info("bridge left out: it declined to serve", "bridge", names[i], "reason", de.Reason)
@@ -190,19 +184,24 @@ func (s *Sandbox) namespaceLines() []string {
 	return out
 }
 
-// info is what sbx.info() reports about the sandbox itself.
-func (s *Sandbox) info() map[string]any {
-	var globals []string
-	for _, k := range slices.Sorted(maps.Keys(s.cfg.Globals)) {
-		globals = append(globals, fmt.Sprintf("%s (%s)", k, pyTypeName(s.cfg.Globals[k])))
-	}
-	var mounts []string
+// mountLines describe the mounts, by target: "/mnt/data (read-only)".
+func (s *Sandbox) mountLines() []string {
+	var out []string
 	for _, t := range slices.Sorted(maps.Keys(s.cfg.Mounts)) {
 		mode := "read-only"
 		if !s.cfg.Mounts[t].ReadOnly() {
 			mode = "read/write"
 		}
-		mounts = append(mounts, fmt.Sprintf("/mnt/%s (%s)", strings.Trim(t, "/"), mode))
+		out = append(out, fmt.Sprintf("/mnt/%s (%s)", strings.Trim(t, "/"), mode))
+	}
+	return out
+}
+
+// info is what sbx.info() reports about the sandbox itself.
+func (s *Sandbox) info() map[string]any {
+	var globals []string
+	for _, k := range slices.Sorted(maps.Keys(s.cfg.Globals)) {
+		globals = append(globals, fmt.Sprintf("%s (%s)", k, pyTypeName(s.cfg.Globals[k])))
 	}
 	var network any = s.cfg.Network
 	if !s.cfg.Network && len(s.cfg.AllowNet) > 0 {
@@ -215,7 +214,7 @@ func (s *Sandbox) info() map[string]any {
 	return map[string]any{
 		"context":     map[string]any{"globals": globals},
 		"environment": map[string]any{"network": network},
-		"mounts":      mounts,
+		"mounts":      s.mountLines(),
 		"files":       map[string]any{"path": "/files (read/write)", "items": files},
 		"workspace":   "/workspace (read/write, the working directory)",
 		"limits":      map[string]any{"timeout_seconds": s.timeout.Seconds(), "memory_mb": s.memoryMB()},
@@ -245,7 +244,7 @@ func (s *Sandbox) shellInfo() string {
 
 // pyTypeName names the Python type a JSON value becomes.
 func pyTypeName(v any) string {
-	switch v.(type) {
+	switch x := v.(type) {
 	case nil:
 		return "NoneType"
 	case bool:
@@ -253,7 +252,7 @@ func pyTypeName(v any) string {
 	case int, int64, int32:
 		return "int"
 	case float64:
-		if x := v.(float64); x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
 			return "int" // JSON has one number type; Python makes 3 an int
 		}
 		return "float"

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -57,19 +58,17 @@ func Check(cfg Config) ([]PluginCheck, error) {
 		b := all[name]
 		_, isMCP := mcp[name]
 		c := PluginCheck{Namespace: name, Plugin: b.Plugin, MCP: isMCP, Pinned: b.SHA256 != ""}
-		path, err := m.Find(b.Plugin)
+		var err error
+		if c.Path, err = m.Find(b.Plugin); err == nil {
+			c.SHA256, err = bridges.FileSHA256(c.Path)
+		}
 		if err != nil {
 			errs = append(errs, &KeyError{Key: entry("bridge", name), Message: err.Error()})
 			continue
 		}
-		c.Path = path
-		if c.SHA256, err = bridges.FileSHA256(path); err != nil {
-			errs = append(errs, &KeyError{Key: entry("bridge", name), Message: err.Error()})
-			continue
-		}
-		if c.Pinned && !equalFoldHex(c.SHA256, b.SHA256) {
+		if c.Pinned && !strings.EqualFold(c.SHA256, b.SHA256) {
 			errs = append(errs, &KeyError{Key: sub(entry("bridge", name), "sha256"),
-				Message: fmt.Sprintf("%s has sha256 %s, not the pinned %s", path, c.SHA256, b.SHA256)})
+				Message: fmt.Sprintf("%s has sha256 %s, not the pinned %s", c.Path, c.SHA256, b.SHA256)})
 			continue
 		}
 		out = append(out, c)
@@ -78,19 +77,6 @@ func Check(cfg Config) ([]PluginCheck, error) {
 		return out, &ConfigError{err}
 	}
 	return out, nil
-}
-
-func equalFoldHex(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range len(a) {
-		x, y := a[i]|0x20, b[i]|0x20
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // checkPaths checks the host paths of a configuration as New would use

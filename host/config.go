@@ -348,7 +348,7 @@ func (c *Config) Validate() error {
 	for i, p := range c.Packages {
 		if strings.TrimSpace(p) == "" {
 			v.bad(index("packages", i), "must not be empty")
-		} else if _, ok := strings.CutPrefix(p, "npm:"); ok && strings.TrimSpace(strings.TrimPrefix(p, "npm:")) == "" {
+		} else if name, ok := strings.CutPrefix(p, "npm:"); ok && strings.TrimSpace(name) == "" {
 			v.bad(index("packages", i), `must name a package after "npm:", got %q`, p)
 		}
 	}

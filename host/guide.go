@@ -3,8 +3,6 @@ package host
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -48,16 +46,8 @@ func (s *Sandbox) guide(signatures bool) string {
 		b.WriteString(".\n")
 	}
 	b.WriteString(s.npmLine())
-	b.WriteString("- Files: /workspace (the working directory, kept), /files (inputs)")
-	for _, t := range slices.Sorted(maps.Keys(s.cfg.Mounts)) {
-		m := s.cfg.Mounts[t]
-		mode := "read-only"
-		if !m.ReadOnly() {
-			mode = "read/write"
-		}
-		fmt.Fprintf(&b, ", /mnt/%s (%s)", strings.Trim(t, "/"), mode)
-	}
-	b.WriteString(".\n")
+	files := append([]string{"/workspace (the working directory, kept)", "/files (inputs)"}, s.mountLines()...)
+	b.WriteString("- Files: " + strings.Join(files, ", ") + ".\n")
 	if ns := s.namespaceLines(); len(ns) > 0 {
 		b.WriteString("- Namespaces (their tools run on the host, with its credentials): " + strings.Join(ns, ", ") + ".\n")
 	}

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"strings"
 
 	"github.com/parselbox/parselbox/host/packages"
@@ -21,40 +22,34 @@ const guideMore = `
   classes from Python (` + "`m.chunk([1, 2, 3], 2)`" + `); js() sees it as ` + "`lodash`" + `, ` + "`utils`" + `.
 `
 
-// npmLine is the guide's line on npm packages, or "".
+// npmLine is the guide's line on npm packages.
 func (s *Sandbox) npmLine() string {
-	_, npm, _ := packages.Split(s.cfg.Packages)
-	if len(npm) == 0 && !s.cfg.AllowRuntimePackages {
+	names := s.npmNames()
+	if len(names) == 0 && !s.cfg.AllowRuntimePackages {
 		return "- npm packages: none installed (the host's packages = [\"npm:NAME@VERSION\"] adds some).\n"
 	}
-	var b strings.Builder
-	b.WriteString("- npm packages for require(): ")
-	if len(npm) > 0 {
-		names := make([]string, len(npm))
-		for i, p := range npm {
-			names[i] = strings.TrimPrefix(p.String(), packages.NPMPrefix)
-		}
-		b.WriteString(strings.Join(names, ", "))
-	} else {
-		b.WriteString("none declared")
-	}
+	line := "- npm packages for require(): " + cmp.Or(strings.Join(names, ", "), "none declared")
 	if s.cfg.AllowRuntimePackages {
-		b.WriteString("; others are installed by the host on require()")
+		line += "; others are installed by the host on require()"
 	}
-	b.WriteString(".\n")
-	return b.String()
+	return line + ".\n"
+}
+
+// npmNames are the configuration's npm packages, as "NAME@VERSION".
+func (s *Sandbox) npmNames() []string {
+	_, npm, _ := packages.Split(s.cfg.Packages)
+	names := make([]string, len(npm))
+	for i, p := range npm {
+		names[i] = strings.TrimPrefix(p.String(), packages.NPMPrefix)
+	}
+	return names
 }
 
 // npmInfo is what sbx.info() says about JavaScript.
 func (s *Sandbox) npmInfo() map[string]any {
-	_, npm, _ := packages.Split(s.cfg.Packages)
-	names := []string{}
-	for _, p := range npm {
-		names = append(names, strings.TrimPrefix(p.String(), packages.NPMPrefix))
-	}
 	return map[string]any{
 		"functions":       []string{"js(code, **kwargs)", "require(name, alias=None)"},
-		"npm_packages":    names,
+		"npm_packages":    s.npmNames(),
 		"runtime_install": s.cfg.AllowRuntimePackages,
 	}
 }

@@ -297,7 +297,6 @@ func copyFile(src, dst string) error {
 // Execute runs code in the sandbox with the configured timeout. The error is
 // for failures of the host; the code's own errors are in Result.Error.
 func (s *Sandbox) Execute(ctx context.Context, code string) (*Result, error) {
-	timeout := s.timeout
 	for _, h := range s.cfg.Hooks {
 		if err := h.PreExecute(ctx, code); err != nil {
 			return &Result{Output: []byte("null"), Files: []string{},
@@ -311,7 +310,7 @@ func (s *Sandbox) Execute(ctx context.Context, code string) (*Result, error) {
 	}
 	session, _ := ctx.Value(sessionKey{}).(string)
 	e := s.router.Begin(ctx, "", session)
-	r, err := s.sb.Exec(ctx, code, timeout)
+	r, err := s.sb.Exec(ctx, code, s.timeout)
 	switch {
 	case err != nil:
 		e.End("error", "", err.Error())
@@ -443,10 +442,7 @@ func outputDir(dir string, create bool) error {
 		if !create {
 			return nil
 		}
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			return err
-		}
-		return nil
+		return os.Mkdir(dir, 0o755)
 	}
 	if err != nil {
 		return err

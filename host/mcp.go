@@ -313,10 +313,10 @@ func entryError(err error) string {
 	}
 	key, _, _ := strings.Cut(ute.Field, ".")
 	want := ""
-	if f, ok := reflect.TypeFor[mcpFileEntry]().FieldByNameFunc(func(n string) bool {
-		f, _ := reflect.TypeFor[mcpFileEntry]().FieldByName(n)
-		return f.Tag.Get("json") == key
-	}); ok {
+	for f := range reflect.TypeFor[mcpFileEntry]().Fields() {
+		if f.Tag.Get("json") != key {
+			continue
+		}
 		switch f.Type.Kind() {
 		case reflect.Slice:
 			want = "a list of strings"
@@ -348,11 +348,7 @@ func (s *Sandbox) pluginBridges() (all, mcp map[string]BridgeConfig, err error) 
 		return s.cfg.Bridges, mcp, nil
 	}
 	all = make(map[string]BridgeConfig, len(s.cfg.Bridges)+len(mcp))
-	for name, b := range s.cfg.Bridges {
-		all[name] = b
-	}
-	for name, b := range mcp {
-		all[name] = b
-	}
+	maps.Copy(all, s.cfg.Bridges)
+	maps.Copy(all, mcp)
 	return all, mcp, nil
 }

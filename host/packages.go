@@ -77,8 +77,7 @@ func (s *Sandbox) installPackages(ctx context.Context, opts *sandbox.Options) er
 	wg.Go(func() { wheels, err = store.Install(ctx, s.pkgSource, python) })
 	// A long download or unpacking is named on the way (Config.Notify).
 	s.waitNoting(&wg, slowAfter, "installing Python packages", func() []string { return python })
-	var ie *packages.InstallError
-	if errors.As(err, &ie) {
+	if _, ok := errors.AsType[*packages.InstallError](err); ok {
 		return configErrorf("%w", err)
 	}
 	if err != nil {
@@ -234,8 +233,7 @@ func (s *Sandbox) guestPackages(ctx context.Context, names []string) (any, error
 func (s *Sandbox) installNPM(ctx context.Context, store *packages.Store, opts *sandbox.Options, npm []packages.NPM) error {
 	dir := store.NPMDir(npm)
 	err := store.InstallNPM(ctx, opts.Runtime.Deno, dir, npm)
-	var ie *packages.InstallError
-	if errors.As(err, &ie) {
+	if _, ok := errors.AsType[*packages.InstallError](err); ok {
 		return configErrorf("%w", err)
 	}
 	if err != nil {

@@ -53,10 +53,8 @@ func (s *Sandbox) startServe(workspace, files string) error {
 	if c == nil {
 		return nil
 	}
-	var assets *ui.Assets
-	if a, err := ui.Load(s.runtimeDir); err == nil {
-		assets = a
-	} else {
+	assets, err := ui.Load(s.runtimeDir)
+	if err != nil {
 		s.log.Warn("served pages get no Tailwind/daisyUI", "error", err)
 	}
 	srv, err := serve.Listen(serve.Options{

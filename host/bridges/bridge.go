@@ -417,8 +417,7 @@ func (b *bridge) launch(ctx context.Context) (*instance, error) {
 		if errors.Is(err, wire.ErrUnavailable) {
 			return nil, fmt.Errorf("plugin %s exited while being configured: %w", path, err)
 		}
-		var de *sdk.DeclineError
-		if errors.As(err, &de) {
+		if de, ok := errors.AsType[*sdk.DeclineError](err); ok {
 			return nil, de // no mistake of the configuration's
 		}
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, configError(err))
@@ -432,12 +431,10 @@ func (b *bridge) launch(ctx context.Context) (*instance, error) {
 // a *sdk.ConfigError: the bridge's own (naming the key), or one for the
 // whole block with the message of any other failure.
 func configError(err error) error {
-	var ce *sdk.ConfigError
-	if errors.As(err, &ce) {
+	if ce, ok := errors.AsType[*sdk.ConfigError](err); ok {
 		return ce
 	}
-	var te *sdk.ToolError
-	if errors.As(err, &te) {
+	if te, ok := errors.AsType[*sdk.ToolError](err); ok {
 		return &sdk.ConfigError{Message: te.Message}
 	}
 	return err

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -210,10 +212,7 @@ func (m *Manager) Close(ctx context.Context) error {
 		return nil
 	}
 	m.closed = true
-	all := make([]*bridge, 0, len(m.bridges))
-	for _, b := range m.bridges {
-		all = append(all, b)
-	}
+	all := slices.Collect(maps.Values(m.bridges))
 	m.mu.Unlock()
 
 	errs := make([]error, len(all))

@@ -382,13 +382,11 @@ func (lv *level) take(name, goName string) error {
 
 // doc returns the description that ToolDocs gives goName or name.
 func (lv *level) doc(goName, name string) string {
-	if d, ok := lv.docs[goName]; ok {
-		lv.used[goName] = true
-		return d
-	}
-	if d, ok := lv.docs[name]; ok {
-		lv.used[name] = true
-		return d
+	for _, key := range [...]string{goName, name} {
+		if d, ok := lv.docs[key]; ok {
+			lv.used[key] = true
+			return d
+		}
 	}
 	return ""
 }
@@ -428,24 +426,19 @@ func (lv *level) mentions(goName, name string) bool {
 	return a || b || c || d
 }
 
-// opaque reports whether values of t decode themselves (json.Unmarshaler or
-// encoding.TextUnmarshaler), so that their JSON shape is not their fields.
-func opaque(t reflect.Type) bool {
-	p := reflect.PointerTo(t)
-	return p.Implements(unmarshalerType) || p.Implements(textUnmarshalerType)
-}
-
 var (
-	shutdownType        = reflect.TypeFor[func(context.Context) error]()
-	marshalerType       = reflect.TypeFor[json.Marshaler]()
-	textMarshalerType   = reflect.TypeFor[encoding.TextMarshaler]()
-	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
-	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
-	funcValueType       = reflect.TypeFor[Func]()
-	funcPointerType     = reflect.TypeFor[*Func]()
-	docsMethodType      = reflect.TypeFor[func() map[string]string]()
-	paramNamesType      = reflect.TypeFor[func() map[string][]string]()
-	stringMethodType    = reflect.TypeFor[func() string]()
+	shutdownType     = reflect.TypeFor[func(context.Context) error]()
+	funcValueType    = reflect.TypeFor[Func]()
+	funcPointerType  = reflect.TypeFor[*Func]()
+	docsMethodType   = reflect.TypeFor[func() map[string]string]()
+	paramNamesType   = reflect.TypeFor[func() map[string][]string]()
+	stringMethodType = reflect.TypeFor[func() string]()
+	// codecTypes are implemented by values that encode or decode
+	// themselves, whose JSON shape is not their fields.
+	codecTypes = []reflect.Type{
+		reflect.TypeFor[json.Marshaler](), reflect.TypeFor[encoding.TextMarshaler](),
+		reflect.TypeFor[json.Unmarshaler](), reflect.TypeFor[encoding.TextUnmarshaler](),
+	}
 )
 
 // protocolMethod reports whether the method name of type t serves one of
@@ -495,8 +488,8 @@ func funcField(fv reflect.Value) (Func, bool) {
 // whose type is declared in pkg (or has no name), or when the field is
 // tagged parselbox:"namespace". Types of other packages, like *http.Client
 // or *sql.DB, are not crawled unless tagged, so that a service never hands
-// the sandbox a client it merely holds. Values that encode themselves as
-// JSON (time.Time) are data.
+// the sandbox a client it merely holds. Values that encode or decode
+// themselves (time.Time; see codecTypes) are data.
 func namespaceValue(fv reflect.Value, pkg string, tagged bool) (reflect.Value, bool) {
 	if fv.Kind() == reflect.Interface {
 		if fv.IsNil() {
@@ -529,8 +522,7 @@ func namespaceValue(fv reflect.Value, pkg string, tagged bool) (reflect.Value, b
 	if base.Kind() != reflect.Struct && fv.NumMethod() == 0 {
 		return reflect.Value{}, false
 	}
-	p := reflect.PointerTo(base)
-	if p.Implements(marshalerType) || p.Implements(textMarshalerType) || opaque(base) {
+	if slices.ContainsFunc(codecTypes, reflect.PointerTo(base).Implements) {
 		return reflect.Value{}, false
 	}
 	return fv, true

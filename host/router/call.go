@@ -88,21 +88,16 @@ func (r *Router) route(ctx context.Context, p *callParams, rec *CallRecord) (jso
 	rec.Bridge, _, _ = strings.Cut(p.Path, ".")
 	ns, tool, err := r.tool(ctx, p.Path)
 	if err != nil {
-		var re *sandbox.RemoteError
-		if errors.As(err, &re) && re.Type == sdk.CodePermission.Python() {
+		if re, ok := errors.AsType[*sandbox.RemoteError](err); ok && re.Type == sdk.CodePermission.Python() {
 			rec.Outcome = "refused"
 		}
-		if p.TaskID != "" {
-			r.tasks.abandon(p.TaskID)
-		}
+		r.tasks.forget(p.TaskID)
 		return nil, err
 	}
 	red := ns.redactor()
 	args, err := bindArgs(tool, p.Args, p.Kwargs)
 	if err != nil {
-		if p.TaskID != "" {
-			r.tasks.abandon(p.TaskID)
-		}
+		r.tasks.forget(p.TaskID)
 		return nil, pyErr(sdk.CodeInvalidArgument, "%s: %v", p.Path, err)
 	}
 	call := &Call{Path: joinPath(ns.name, tool.Name), Arguments: args, TaskID: p.TaskID}
@@ -112,18 +107,14 @@ func (r *Router) route(ctx context.Context, p *callParams, rec *CallRecord) (jso
 	}
 	if e := r.current(); e != nil && !ns.builtin {
 		if err := e.budget.take(ns.name, ns.policy); err != nil {
-			if p.TaskID != "" {
-				r.tasks.abandon(p.TaskID)
-			}
+			r.tasks.forget(p.TaskID)
 			rec.Outcome = "refused"
 			return nil, err
 		}
 	}
 	if h := r.opts.Hooks; h != nil && !ns.builtin {
 		if err := h.PreToolCall(ctx, call); err != nil {
-			if p.TaskID != "" {
-				r.tasks.abandon(p.TaskID)
-			}
+			r.tasks.forget(p.TaskID)
 			rec.Outcome = "refused"
 			return nil, pyErr(sdk.CodePermission, "%v", err)
 		}
@@ -151,8 +142,7 @@ func (r *Router) route(ctx context.Context, p *callParams, rec *CallRecord) (jso
 		if ctx.Err() != nil {
 			return nil, pyErr(sdk.CodeCancelled, "%s was cancelled", call.Path)
 		}
-		var te *sdk.ToolError
-		if errors.As(err, &te) {
+		if te, ok := errors.AsType[*sdk.ToolError](err); ok {
 			return nil, pythonError(te, red)
 		}
 		return nil, pyErr(sdk.CodeUnavailable, "bridge %q: %s", ns.name, red.Redact(err.Error()))
@@ -253,10 +243,15 @@ func were(n int) string {
 	return "were"
 }
 
-// joinPath is a tool's full path; a callable namespace's tool is named "".
-func joinPath(ns, tool string) string {
-	if tool == "" {
-		return ns
+// joinPath is the dotted path of name under prefix: a tool's full path
+// (a callable namespace's tool is named ""), or a path under a nested
+// namespace ("" is the namespace itself).
+func joinPath(prefix, name string) string {
+	switch {
+	case name == "":
+		return prefix
+	case prefix == "":
+		return name
 	}
-	return ns + "." + tool
+	return prefix + "." + name
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -15,8 +14,10 @@ import (
 )
 
 // children lists what is directly under a Python path prefix of a
-// namespace ("" is the namespace itself): tools and nested namespaces.
+// namespace ("" is the namespace itself): tools and nested namespaces,
+// sorted, each list empty rather than nil.
 func (c *catalog) children(prefix string) (tools, subs []string) {
+	tools, subs = []string{}, []string{}
 	seenSub := map[string]bool{}
 	for py := range c.alias {
 		rest := py
@@ -35,8 +36,8 @@ func (c *catalog) children(prefix string) (tools, subs []string) {
 			tools = append(tools, rest)
 		}
 	}
-	sort.Strings(tools)
-	sort.Strings(subs)
+	slices.Sort(tools)
+	slices.Sort(subs)
 	return tools, subs
 }
 
@@ -47,7 +48,7 @@ func (r *Router) dir(ctx context.Context, path string) ([]string, error) {
 	}
 	tools, subs := ns.catalog(ctx, discoveryAge).children(rest)
 	names := append(append(make([]string, 0, len(tools)+len(subs)), tools...), subs...)
-	sort.Strings(names)
+	slices.Sort(names)
 	return names, nil
 }
 
@@ -62,12 +63,10 @@ func (r *Router) help(ctx context.Context, path string, full bool) (any, error) 
 		return nil, err
 	}
 	c := ns.catalog(ctx, discoveryAge)
-	if name, ok := c.alias[rest]; ok {
-		if tools, subs := c.children(rest); len(tools)+len(subs) == 0 {
-			return map[string]string{"tool": toolHelp(path, c.tools[name])}, nil
-		}
-	}
 	tools, subs := c.children(rest)
+	if name, ok := c.alias[rest]; ok && len(tools)+len(subs) == 0 {
+		return map[string]string{"tool": toolHelp(path, c.tools[name])}, nil
+	}
 	doc := c.desc.Description
 	if rest != "" {
 		doc = c.nsDocs[rest]
@@ -108,7 +107,7 @@ func shortDoc(doc, path string) string {
 		return kept
 	}
 	n := 0
-	for _, l := range strings.Split(rest, "\n") {
+	for l := range strings.SplitSeq(rest, "\n") {
 		if strings.TrimSpace(l) != "" {
 			n++
 		}
@@ -121,14 +120,11 @@ func (c *catalog) writeTree(b *strings.Builder, prefix, indent string) {
 	tools, subs := c.children(prefix)
 	n := len(tools) + len(subs)
 	i := 0
-	for _, t := range tools {
+	for _, name := range tools {
 		i++
-		path := t
-		if prefix != "" {
-			path = prefix + "." + t
-		}
-		line := indent + connector(i == n) + listedSignature(t, c.tools[c.alias[path]])
-		if d := firstLine(c.tools[c.alias[path]].Description); d != "" {
+		t := c.tools[c.alias[joinPath(prefix, name)]]
+		line := indent + connector(i == n) + listedSignature(name, t)
+		if d := firstLine(t.Description); d != "" {
 			line += "  # " + d
 		}
 		b.WriteString(line + "\n")
@@ -136,15 +132,11 @@ func (c *catalog) writeTree(b *strings.Builder, prefix, indent string) {
 	for _, s := range subs {
 		i++
 		b.WriteString(indent + connector(i == n) + s + "\n")
-		child := s
-		if prefix != "" {
-			child = prefix + "." + s
-		}
 		next := indent + "│   "
 		if i == n {
 			next = indent + "    "
 		}
-		c.writeTree(b, child, next)
+		c.writeTree(b, joinPath(prefix, s), next)
 	}
 }
 
@@ -208,13 +200,12 @@ func firstSentence(s string) string {
 // "fire(target: str, power: int = 100)"), parameters (the JSON Schema,
 // defaults included) and output.
 func toolDoc(path string, t *sdk.ToolInfo) map[string]any {
-	doc := map[string]any{
+	return map[string]any{
 		"description": t.Description,
 		"signature":   Signature(path[strings.LastIndex(path, ".")+1:], t),
 		"parameters":  rawOrEmptyObject(t.InputSchema),
 		"output":      cleanOutput(t.OutputSchema),
 	}
-	return doc
 }
 
 // pyLiteral writes a JSON value as a Python literal: True, None, 'text',
@@ -291,11 +282,7 @@ func cleanOutput(s json.RawMessage) any {
 	if err := json.Unmarshal(s, &m); err != nil {
 		return s
 	}
-	for k := range m {
-		if strings.HasPrefix(k, "x-") {
-			delete(m, k)
-		}
-	}
+	maps.DeleteFunc(m, func(k string, _ any) bool { return strings.HasPrefix(k, "x-") })
 	if props, ok := m["properties"].(map[string]any); ok && len(props) == 1 {
 		if res, ok := props["result"]; ok {
 			return res

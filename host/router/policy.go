@@ -3,6 +3,7 @@ package router
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -59,38 +60,31 @@ func (p *Policy) refusal(ns string, readOnly bool, names ...string) string {
 		candidates = append(candidates, n, joinPath(ns, n))
 	}
 	matches := func(pattern string) bool {
-		for _, c := range candidates {
-			if ok, _ := path.Match(pattern, c); ok {
-				return true
-			}
-		}
-		return false
-	}
-	src := p.Source
-	if src == "" {
-		src = fmt.Sprintf("namespace %q", ns)
+		return slices.ContainsFunc(candidates, func(c string) bool {
+			ok, _ := path.Match(pattern, c)
+			return ok
+		})
 	}
 	for _, d := range p.Deny {
 		if matches(d) {
-			return fmt.Sprintf("denied by the rule deny = %q of %s", d, src)
+			return fmt.Sprintf("denied by the rule deny = %q of %s", d, p.source(ns))
 		}
 	}
-	if len(p.Allow) > 0 {
-		allowed := false
-		for _, a := range p.Allow {
-			if matches(a) {
-				allowed = true
-				break
-			}
-		}
-		if !allowed {
-			return fmt.Sprintf("not allowed by %s: allow = [%s] matches none of its names", src, quoteList(p.Allow))
-		}
+	if len(p.Allow) > 0 && !slices.ContainsFunc(p.Allow, matches) {
+		return fmt.Sprintf("not allowed by %s: allow = [%s] matches none of its names", p.source(ns), quoteList(p.Allow))
 	}
 	if p.ReadOnly && !readOnly {
-		return fmt.Sprintf("not read-only, and %s has allow_read_only = true", src)
+		return fmt.Sprintf("not read-only, and %s has allow_read_only = true", p.source(ns))
 	}
 	return ""
+}
+
+// source names where the policy of namespace ns was declared.
+func (p *Policy) source(ns string) string {
+	if p.Source == "" {
+		return fmt.Sprintf("namespace %q", ns)
+	}
+	return p.Source
 }
 
 func quoteList(xs []string) string {
@@ -119,12 +113,8 @@ func (b *budget) take(ns string, p *Policy) error {
 		b.calls = map[string]int{}
 	}
 	if b.calls[ns] >= p.MaxCalls {
-		src := p.Source
-		if src == "" {
-			src = fmt.Sprintf("namespace %q", ns)
-		}
 		return pyErr(sdk.CodePermission, "tool call budget spent: this execution has made its %d call%s to %s (max_tool_calls = %d of %s); the next execution starts a new budget",
-			p.MaxCalls, plural(p.MaxCalls), ns, p.MaxCalls, src)
+			p.MaxCalls, plural(p.MaxCalls), ns, p.MaxCalls, p.source(ns))
 	}
 	b.calls[ns]++
 	return nil

@@ -157,9 +157,5 @@ func (t toolEvents) Progress(progress, total float64, message string) {
 	if t.next != nil {
 		t.next.Progress(progress, total, message)
 	}
-	line := progressLine(progress, total)
-	if message != "" {
-		line += " " + message
-	}
-	t.sink.report(Progress{Tool: t.path, Message: t.path + ": " + line})
+	t.sink.report(Progress{Tool: t.path, Message: t.path + ": " + progressLine(progress, total, message)})
 }

@@ -271,12 +271,17 @@ func (r *Router) add(ctx context.Context, ns *namespace) error {
 
 // Bridge returns the bridge of a namespace, nil if there is none.
 func (r *Router) Bridge(name string) sdk.BridgeServer {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if ns := r.namespaces[name]; ns != nil {
+	if ns := r.namespace(name); ns != nil {
 		return ns.bridge
 	}
 	return nil
+}
+
+// namespace returns the namespace name, nil if there is none.
+func (r *Router) namespace(name string) *namespace {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.namespaces[name]
 }
 
 // NamespaceInfo is what the sandbox needs to create a namespace object.
@@ -322,7 +327,7 @@ func (r *Router) ServeSandbox(ctx context.Context, method string, params json.Ra
 		}
 		return r.dir(ctx, p.Path)
 	case "help":
-		var p helpParams
+		var p pathParams
 		if err := json.Unmarshal(params, &p); err != nil {
 			return nil, pyErr(sdk.CodeInvalidArgument, "bad help request: %v", err)
 		}
@@ -332,13 +337,9 @@ func (r *Router) ServeSandbox(ctx context.Context, method string, params json.Ra
 	}
 }
 
+// pathParams are those of dir(path) and help(path, full=False): full asks
+// help for a namespace's whole description (an MCP server's instructions).
 type pathParams struct {
-	Path string `json:"path"`
-}
-
-// helpParams is help(ns, full=False): full asks for a namespace's whole
-// description (an MCP server's instructions).
-type helpParams struct {
 	Path string `json:"path"`
 	Full bool   `json:"full"`
 }
@@ -346,9 +347,7 @@ type helpParams struct {
 // lookup splits a Python path into its namespace and the rest.
 func (r *Router) lookup(path string) (*namespace, string, error) {
 	root, rest, _ := strings.Cut(path, ".")
-	r.mu.RLock()
-	ns := r.namespaces[root]
-	r.mu.RUnlock()
+	ns := r.namespace(root)
 	if ns == nil {
 		return nil, "", pyErr(sdk.CodeNotFound, "'%s' not found", root)
 	}
@@ -362,18 +361,19 @@ func (r *Router) tool(ctx context.Context, path string) (*namespace, *sdk.ToolIn
 	if err != nil {
 		return nil, nil, err
 	}
-	c := ns.catalog(ctx, time.Duration(math.MaxInt64))
+	c := ns.catalog(ctx, math.MaxInt64)
 	t := c.find(rest)
 	if t == nil && ns.dynamic {
-		t = ns.catalog(ctx, missAge).find(rest)
+		c = ns.catalog(ctx, missAge)
+		t = c.find(rest)
 	}
 	if t == nil {
-		if why, ok := ns.catalog(ctx, time.Duration(math.MaxInt64)).denied[rest]; ok {
+		if why, ok := c.denied[rest]; ok {
 			return ns, nil, pyErr(sdk.CodePermission, "%s: %s", path, why)
 		}
 		// A namespace with no tools at all (an MCP server that did not
 		// start) says why: its description does.
-		if c := ns.catalog(ctx, time.Duration(math.MaxInt64)); len(c.tools) == 0 && c.desc != nil && c.desc.Description != "" {
+		if len(c.tools) == 0 && c.desc != nil && c.desc.Description != "" {
 			return ns, nil, pyErr(sdk.CodeNotFound, "Tool '%s' not found: %s", path, c.desc.Description)
 		}
 		return ns, nil, pyErr(sdk.CodeNotFound, "Tool '%s' not found", path)
@@ -429,8 +429,7 @@ func (r *Router) CallTool(ctx context.Context, path string, arguments json.RawMe
 	}
 	content, err := r.call(ctx, &callParams{Path: path, Kwargs: kwargs})
 	if err != nil {
-		var re *sandbox.RemoteError
-		if errors.As(err, &re) {
+		if re, ok := errors.AsType[*sandbox.RemoteError](err); ok {
 			code := protocol.CodeFromPython(re.Type)
 			return &sdk.CallToolResult{Content: protocol.NullJSON, IsError: true, Error: &sdk.ToolError{Code: code, Message: re.Message}}, nil
 		}

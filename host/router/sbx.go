@@ -43,11 +43,7 @@ func newToolkit(r *Router) *sdk.Bridge {
 	add(&sdk.Tool{Name: "inspect", Params: []string{"names"},
 		Description: "Details of tools or namespaces by dotted name: description, parameters (JSON Schema) and output."},
 		func(ctx context.Context, names ...nameList) map[string]any {
-			var all []string
-			for _, n := range names {
-				all = append(all, n...)
-			}
-			return r.inspect(ctx, all)
+			return r.inspect(ctx, slices.Concat(names...))
 		})
 	add(&sdk.Tool{Name: "preview", Params: []string{"data"},
 		Description: "A structure-preserving summary of large or nested data: lists keep 2 items, long strings are cut, keys are kept."},
@@ -95,9 +91,7 @@ func (n *nameList) UnmarshalJSON(b []byte) error {
 func (r *Router) info() map[string]any {
 	out := map[string]any{}
 	if r.opts.Info != nil {
-		for k, v := range r.opts.Info() {
-			out[k] = v
-		}
+		maps.Copy(out, r.opts.Info())
 	}
 	ctx, _ := out["context"].(map[string]any)
 	if ctx == nil {
@@ -130,18 +124,18 @@ func (r *Router) search(ctx context.Context, pattern string) map[string][]map[st
 		re = regexp.MustCompile("(?i)" + regexp.QuoteMeta(pattern))
 	}
 	r.mu.RLock()
-	order := append([]string(nil), r.order...)
+	order := slices.Clone(r.order)
 	r.mu.RUnlock()
+	keys := make([]string, len(order))
 	own := make([]map[string]any, len(order))
 	var wg sync.WaitGroup
 	for i, name := range order {
 		if name == "sbx" {
 			continue
 		}
-		r.mu.RLock()
-		ns := r.namespaces[name]
-		r.mu.RUnlock()
+		ns := r.namespace(name)
 		key := fmt.Sprintf("%s (%s)", name, ns.kind)
+		keys[i] = key
 		c := ns.catalog(ctx, discoveryAge)
 		for _, py := range slices.Sorted(maps.Keys(c.alias)) {
 			t := c.tools[c.alias[py]]
@@ -156,12 +150,9 @@ func (r *Router) search(ctx context.Context, pattern string) map[string][]map[st
 		}
 	}
 	wg.Wait()
-	for i, name := range order {
-		if own[i] != nil {
-			r.mu.RLock()
-			key := fmt.Sprintf("%s (%s)", name, r.namespaces[name].kind)
-			r.mu.RUnlock()
-			out[key] = append(out[key], own[i])
+	for i, found := range own {
+		if found != nil {
+			out[keys[i]] = append(out[keys[i]], found)
 		}
 	}
 	return out
@@ -211,12 +202,6 @@ func (r *Router) inspect(ctx context.Context, names []string) map[string]any {
 		if len(tools)+len(subs) == 0 {
 			out[n] = map[string]string{"error": fmt.Sprintf("'%s' not found", n)}
 			continue
-		}
-		if tools == nil {
-			tools = []string{}
-		}
-		if subs == nil {
-			subs = []string{}
 		}
 		out[n] = map[string]any{"methods": tools, "namespaces": subs}
 	}

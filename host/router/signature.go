@@ -161,26 +161,10 @@ func pyType(s schema) string {
 	}
 	var types []string
 	for _, n := range names {
-		t := ""
-		switch n {
-		case "string":
-			t = "str"
-		case "integer":
-			t = "int"
-		case "number":
-			t = "float"
-		case "boolean":
-			t = "bool"
-		case "null":
-			t = "None"
-		case "object":
-			t = "dict"
-		case "array":
-			t = "list"
-			if s.Items != nil {
-				if it := pyType(parseSchema(s.Items)); it != "" {
-					t = "list[" + it + "]"
-				}
+		t := pyTypes[n]
+		if n == "array" && s.Items != nil {
+			if it := pyType(parseSchema(s.Items)); it != "" {
+				t = "list[" + it + "]"
 			}
 		}
 		if t != "" && !slices.Contains(types, t) {
@@ -191,6 +175,12 @@ func pyType(s schema) string {
 		types = append(slices.Delete(types, i, i+1), "None")
 	}
 	return strings.Join(types, " | ")
+}
+
+// pyTypes are the Python types of JSON Schema's type names.
+var pyTypes = map[string]string{
+	"string": "str", "integer": "int", "number": "float", "boolean": "bool",
+	"null": "None", "object": "dict", "array": "list",
 }
 
 // returnType is the type of a tool's result: that of its output schema,

@@ -21,17 +21,18 @@ import (
 // sbx.search finds them. "" when there are no tools.
 func (r *Router) Signatures(ctx context.Context, budgetTokens int) string {
 	r.mu.RLock()
-	order := append([]string(nil), r.order...)
+	order := slices.Clone(r.order)
 	r.mu.RUnlock()
 	var b strings.Builder
 	budget := budgetTokens * 4
-	left := map[string]int{} // namespace → tools left out
-	var leftOrder []string
-	full := false
+	var left []string // "ns (3)": the namespaces with tools left out, how many
+	nLeft := 0
+	leaveOut := func(name string, n int) {
+		left = append(left, fmt.Sprintf("%s (%d)", name, n))
+		nLeft += n
+	}
 	for _, name := range order {
-		r.mu.RLock()
-		ns := r.namespaces[name]
-		r.mu.RUnlock()
+		ns := r.namespace(name)
 		if ns == nil || ns.builtin {
 			continue
 		}
@@ -40,9 +41,8 @@ func (r *Router) Signatures(ctx context.Context, budgetTokens int) string {
 		if len(paths) == 0 {
 			continue
 		}
-		if full {
-			left[name] = len(paths)
-			leftOrder = append(leftOrder, name)
+		if len(left) > 0 { // the budget is spent
+			leaveOut(name, len(paths))
 			continue
 		}
 		head := "class " + name + ":"
@@ -65,9 +65,7 @@ func (r *Router) Signatures(ctx context.Context, budgetTokens int) string {
 				need += len(head)
 			}
 			if budget > 0 && b.Len()+need > budget {
-				left[name] = len(paths) - i
-				leftOrder = append(leftOrder, name)
-				full = true
+				leaveOut(name, len(paths)-i)
 				break
 			}
 			if !wroteHead {
@@ -77,15 +75,9 @@ func (r *Router) Signatures(ctx context.Context, budgetTokens int) string {
 			b.WriteString(line)
 		}
 	}
-	if len(leftOrder) > 0 {
-		n := 0
-		var where []string
-		for _, name := range leftOrder {
-			n += left[name]
-			where = append(where, fmt.Sprintf("%s (%d)", name, left[name]))
-		}
+	if len(left) > 0 {
 		fmt.Fprintf(&b, "# ... and %d more tool%s, left out to save space: %s. "+
-			"Find them with sbx.search(\"pattern\") or help(ns).\n", n, plural(n), strings.Join(where, ", "))
+			"Find them with sbx.search(\"pattern\") or help(ns).\n", nLeft, plural(nLeft), strings.Join(left, ", "))
 	}
 	return b.String()
 }

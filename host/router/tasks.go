@@ -103,12 +103,9 @@ func (ts *tasks) begin(ctx context.Context, id string) (*task, context.Context, 
 	return t, ctx, nil
 }
 
-// end forgets a finished task.
+// end forgets a finished task and closes its log.
 func (ts *tasks) end(t *task) {
-	ts.mu.Lock()
-	delete(ts.byID, t.id)
-	ts.ended[t.id] = true
-	ts.mu.Unlock()
+	ts.forget(t.id)
 	t.cancel()
 	t.mu.Lock()
 	if t.logFile != nil {
@@ -118,8 +115,12 @@ func (ts *tasks) end(t *task) {
 	t.mu.Unlock()
 }
 
-// abandon forgets a task whose call failed before it started.
-func (ts *tasks) abandon(id string) {
+// forget forgets task id, finished or failed before it started ("" is no
+// task): later sends to it fail.
+func (ts *tasks) forget(id string) {
+	if id == "" {
+		return
+	}
 	ts.mu.Lock()
 	delete(ts.byID, id)
 	ts.ended[id] = true
@@ -182,19 +183,16 @@ func (t *task) Log(line string) {
 		return
 	}
 	if t.logFile == nil {
-		if err := os.MkdirAll(filepath.Dir(t.logPath), 0o755); err != nil {
-			t.log.Warn("task log", "task", t.id, "error", err)
-			t.logPath = ""
-			return
+		err := os.MkdirAll(filepath.Dir(t.logPath), 0o755)
+		if err == nil {
+			t.logFile, err = os.OpenFile(t.logPath, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
 		}
-		f, err := os.OpenFile(t.logPath, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
 		if err != nil {
 			t.log.Warn("task log", "task", t.id, "error", err)
 			t.logPath = ""
 			return
 		}
-		t.logFile = f
-		if fi, err := f.Stat(); err == nil {
+		if fi, err := t.logFile.Stat(); err == nil {
 			t.logSize = fi.Size()
 		}
 	}
@@ -230,20 +228,19 @@ func (t *task) shrinkLog() {
 	t.logSize = int64(n1 + n2)
 }
 
-// Progress appends a progress line to the task's log:
-// "[3/10] (30%) message", or "progress: 3 message" without a total.
+// Progress appends a progress line to the task's log.
 func (t *task) Progress(progress, total float64, message string) {
-	line := progressLine(progress, total)
-	if message != "" {
-		line += " " + message
-	}
-	t.Log(line)
+	t.Log(progressLine(progress, total, message))
 }
 
-// progressLine is "[3/10] (30%)", or "progress: 3" without a total.
-func progressLine(progress, total float64) string {
-	if total > 0 {
-		return fmt.Sprintf("[%g/%g] (%.0f%%)", progress, total, 100*progress/total)
+// progressLine is "[3/10] (30%) message", or "progress: 3 message" without
+// a total.
+func progressLine(progress, total float64, message string) string {
+	if message != "" {
+		message = " " + message
 	}
-	return fmt.Sprintf("progress: %g", progress)
+	if total > 0 {
+		return fmt.Sprintf("[%g/%g] (%.0f%%)%s", progress, total, 100*progress/total, message)
+	}
+	return fmt.Sprintf("progress: %g%s", progress, message)
 }

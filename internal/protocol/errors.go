@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	bridgev1 "github.com/parselbox/parselbox/proto/parselbox/bridge/v1"
 )
@@ -79,13 +80,8 @@ func CodeFromProto(p bridgev1.ErrorCode) ErrorCode {
 // CodeInternal for any other exception.
 func CodeFromPython(name string) ErrorCode {
 	for _, ci := range Codes {
-		if ci.Python == name {
+		if ci.Python == name || slices.Contains(ci.Aliases, name) {
 			return ci.Code
-		}
-		for _, a := range ci.Aliases {
-			if a == name {
-				return ci.Code
-			}
 		}
 	}
 	return CodeInternal

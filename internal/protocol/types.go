@@ -93,17 +93,10 @@ type ToolInfo struct {
 
 // Clone returns a deep copy of t.
 func (t ToolInfo) Clone() ToolInfo {
-	t.InputSchema = cloneRaw(t.InputSchema)
-	t.OutputSchema = cloneRaw(t.OutputSchema)
+	t.InputSchema = slices.Clone(t.InputSchema)
+	t.OutputSchema = slices.Clone(t.OutputSchema)
 	t.Params = slices.Clone(t.Params)
 	return t
-}
-
-func cloneRaw(b json.RawMessage) json.RawMessage {
-	if b == nil {
-		return nil
-	}
-	return append(json.RawMessage(nil), b...)
 }
 
 // ConfigureRequest carries a bridge's configuration to it, and the secrets
