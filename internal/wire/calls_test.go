@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -195,6 +197,45 @@ func TestCallsCancel(t *testing.T) {
 	}
 }
 
+// TestCallsDeadline: a plain call's deadline reaches the tool's context in
+// the bridge; a call without one has none there either.
+func TestCallsDeadline(t *testing.T) {
+	t.Parallel()
+	type seen struct {
+		deadline time.Time
+		ok       bool
+	}
+	got := make(chan seen, 1)
+	b := funcBridge(func(ctx context.Context, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
+		d, ok := ctx.Deadline()
+		got <- seen{d, ok}
+		return &protocol.CallToolResult{Content: json.RawMessage(`null`)}, nil
+	})
+	srv := &countingServer{}
+	c, _ := connectCounting(t, b, srv)
+
+	const timeout = 5 * time.Second
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	defer cancel()
+	if _, err := c.CallTool(ctx, &protocol.CallToolRequest{Name: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	s := <-got
+	if left := time.Until(s.deadline); !s.ok || left <= 0 || left > timeout {
+		t.Errorf("with a %s deadline, the tool's context has deadline %v (%v), %s from now; want one within %s", timeout, s.deadline, s.ok, left, timeout)
+	}
+
+	if _, err := c.CallTool(context.WithoutCancel(t.Context()), &protocol.CallToolRequest{Name: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s.ok {
+		t.Errorf("without a deadline, the tool's context has deadline %v", s.deadline)
+	}
+	if streams, runs := srv.streams.Load(), srv.runs.Load(); streams != 1 || runs != 0 {
+		t.Errorf("Calls streams = %d, Run RPCs = %d; want 1 and 0", streams, runs)
+	}
+}
+
 // TestCallsBrokenConnection: a plain call in flight when the bridge's
 // server goes away fails with ErrUnavailable, as do the calls after it.
 func TestCallsBrokenConnection(t *testing.T) {
@@ -321,5 +362,39 @@ func TestCallsMessageSizes(t *testing.T) {
 	// On the stream, the oversized arguments would have ended it.
 	if streams := srv.streams.Load(); streams != 1 {
 		t.Errorf("Calls streams = %d, want 1", streams)
+	}
+}
+
+// TestCallContext: the deadline of a call on the Calls stream, from the
+// caller's timeout; none for 0 or one too far off for a time.Duration.
+func TestCallContext(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		timeoutMs    uint64
+		wantDeadline bool
+	}{
+		"none":     {0, false},
+		"1 ms":     {1, true},
+		"5 s":      {5000, true},
+		"overflow": {math.MaxUint64, false},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			before := time.Now()
+			ctx, cancel := callContext(t.Context(), tt.timeoutMs)
+			defer cancel()
+			d, ok := ctx.Deadline()
+			if ok != tt.wantDeadline {
+				t.Fatalf("deadline %v, %v; want one: %v", d, ok, tt.wantDeadline)
+			}
+			if ok && (d.Before(before.Add(time.Duration(tt.timeoutMs)*time.Millisecond)) || d.After(time.Now().Add(time.Duration(tt.timeoutMs)*time.Millisecond))) {
+				t.Errorf("deadline %s after the call, want %d ms", d.Sub(before), tt.timeoutMs)
+			}
+			cancel()
+			if ctx.Err() == nil {
+				t.Error("cancel did not end the context")
+			}
+		})
 	}
 }

@@ -199,13 +199,18 @@ func (c *Client) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*
 // multiplexed makes a plain call on the Calls stream, opening the stream
 // if there is none. It returns errNoCalls, without making the call, when
 // the bridge does not implement Calls or the call is too big for the
-// stream. The tool's context in the bridge has no deadline: the host's
-// cancel ends it.
+// stream. ctx's deadline travels with the call (CallStart.timeout_ms), so
+// that the tool's context in the bridge has it too; a cancel of ctx is
+// sent as a cancel of the call.
 func (c *Client) multiplexed(ctx context.Context, start *bridgev1.CallStart) (*protocol.CallToolResult, error) {
 	if proto.Size(start) > MaxMessageSize-callsOverhead {
 		// Too big for the bridge to read: Run fails this call alone,
 		// where the stream would end with it, failing every call on it.
 		return nil, errNoCalls
+	}
+	if d, ok := ctx.Deadline(); ok {
+		// At least 1: 0 would mean no deadline.
+		start.TimeoutMs = uint64(max(time.Until(d).Milliseconds(), 1))
 	}
 	op := "calling tool " + start.GetName()
 	cs, err := c.callStream()

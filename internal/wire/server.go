@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -181,11 +183,11 @@ func (s *server) run(ctx context.Context, start *bridgev1.CallStart) (*protocol.
 }
 
 // Calls implements bridgev1.BridgeServer; see the Calls RPC in
-// bridge.proto for the protocol. Each call runs in its own goroutine and
-// context (a worker of a workers.Pool); the outcomes share the stream, one
-// sender at a time. When the stream ends, the calls still running are
-// cancelled, and Calls returns once they have (a stream's messages cannot
-// be sent after its handler has returned).
+// bridge.proto for the protocol. Each call runs in its own goroutine (a
+// worker of a workers.Pool) and context (callContext); the outcomes share
+// the stream, one sender at a time. When the stream ends, the calls still
+// running are cancelled, and Calls returns once they have (a stream's
+// messages cannot be sent after its handler has returned).
 func (s *server) Calls(stream bridgev1.Bridge_CallsServer) error {
 	// The receiving loop never waits for a send (which waits for the host
 	// to read): sends have their own lock.
@@ -217,7 +219,7 @@ func (s *server) Calls(stream bridgev1.Bridge_CallsServer) error {
 			}
 			mu.Unlock()
 		case *bridgev1.CallsRequest_Start:
-			ctx, cancel := context.WithCancel(stream.Context())
+			ctx, cancel := callContext(stream.Context(), m.Start.GetTimeoutMs())
 			mu.Lock()
 			if _, dup := running[id]; dup {
 				mu.Unlock()
@@ -244,6 +246,17 @@ func (s *server) Calls(stream bridgev1.Bridge_CallsServer) error {
 			})
 		}
 	}
+}
+
+// callContext is the context of a call on the Calls stream: the stream's,
+// with the caller's deadline (timeoutMs from now; 0: none) when it has one.
+func callContext(stream context.Context, timeoutMs uint64) (context.Context, context.CancelFunc) {
+	if timeoutMs == 0 || timeoutMs > uint64(math.MaxInt64/time.Millisecond) {
+		// No deadline, or one too far off for a time.Duration (never in
+		// practice).
+		return context.WithCancel(stream)
+	}
+	return context.WithTimeout(stream, time.Duration(timeoutMs)*time.Millisecond)
 }
 
 // guard runs f, turning a panic into an error.

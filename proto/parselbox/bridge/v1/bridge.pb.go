@@ -655,7 +655,11 @@ type CallStart struct {
 	// JSON object of named arguments ("{}" for none).
 	Arguments []byte `protobuf:"bytes,2,opt,name=arguments,proto3" json:"arguments,omitempty"`
 	// Set when the call runs as a background task.
-	TaskId        string `protobuf:"bytes,3,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	TaskId string `protobuf:"bytes,3,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// The caller's deadline, in ms from when it sent the call; 0: none. Set
+	// on the Calls stream, whose calls have no gRPC deadline of their own (a
+	// Run carries the caller's deadline as its gRPC deadline).
+	TimeoutMs     uint64 `protobuf:"varint,4,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -709,6 +713,13 @@ func (x *CallStart) GetTaskId() string {
 		return x.TaskId
 	}
 	return ""
+}
+
+func (x *CallStart) GetTimeoutMs() uint64 {
+	if x != nil {
+		return x.TimeoutMs
+	}
+	return 0
 }
 
 // CallsRequest is a message from the host into the Calls stream.
@@ -1550,11 +1561,13 @@ const file_parselbox_bridge_v1_bridge_proto_rawDesc = "" +
 	"\x05start\x18\x01 \x01(\v2\x1e.parselbox.bridge.v1.CallStartH\x00R\x05start\x123\n" +
 	"\x04send\x18\x02 \x01(\v2\x1d.parselbox.bridge.v1.CallSendH\x00R\x04send\x129\n" +
 	"\x06cancel\x18\x03 \x01(\v2\x1f.parselbox.bridge.v1.CallCancelH\x00R\x06cancelB\x05\n" +
-	"\x03msg\"V\n" +
+	"\x03msg\"u\n" +
 	"\tCallStart\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
 	"\targuments\x18\x02 \x01(\fR\targuments\x12\x17\n" +
-	"\atask_id\x18\x03 \x01(\tR\x06taskId\"\x98\x01\n" +
+	"\atask_id\x18\x03 \x01(\tR\x06taskId\x12\x1d\n" +
+	"\n" +
+	"timeout_ms\x18\x04 \x01(\x04R\ttimeoutMs\"\x98\x01\n" +
 	"\fCallsRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x126\n" +
 	"\x05start\x18\x02 \x01(\v2\x1e.parselbox.bridge.v1.CallStartH\x00R\x05start\x129\n" +

@@ -87,11 +87,12 @@ type BridgeClient interface {
 	// exactly one CallsResponse of the same id. It saves the per-RPC cost of
 	// Run (a new HTTP/2 stream, headers both ways, a goroutine per RPC), about
 	// 0.1 ms a call. Calls may finish in any order. The bridge runs each call
-	// in its own context, cancelled by a cancel of its id or by the end of the
-	// stream; a cancelled call still answers (or is dropped when the stream is
-	// gone). Ids are chosen by the host and not reused on a stream. A host
-	// whose stream breaks fails the calls in flight and opens a new stream for
-	// the next call; it falls back to Run when a bridge answers Unimplemented.
+	// in its own context, with the caller's deadline (CallStart.timeout_ms),
+	// cancelled by a cancel of its id or by the end of the stream; a cancelled
+	// call still answers (or is dropped when the stream is gone). Ids are
+	// chosen by the host and not reused on a stream. A host whose stream
+	// breaks fails the calls in flight and opens a new stream for the next
+	// call; it falls back to Run when a bridge answers Unimplemented.
 	Calls(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[CallsRequest, CallsResponse], error)
 	// Shutdown asks the bridge to release its resources: the host calls it,
 	// best-effort and with a deadline, before it stops the process. Bridges
@@ -217,11 +218,12 @@ type BridgeServer interface {
 	// exactly one CallsResponse of the same id. It saves the per-RPC cost of
 	// Run (a new HTTP/2 stream, headers both ways, a goroutine per RPC), about
 	// 0.1 ms a call. Calls may finish in any order. The bridge runs each call
-	// in its own context, cancelled by a cancel of its id or by the end of the
-	// stream; a cancelled call still answers (or is dropped when the stream is
-	// gone). Ids are chosen by the host and not reused on a stream. A host
-	// whose stream breaks fails the calls in flight and opens a new stream for
-	// the next call; it falls back to Run when a bridge answers Unimplemented.
+	// in its own context, with the caller's deadline (CallStart.timeout_ms),
+	// cancelled by a cancel of its id or by the end of the stream; a cancelled
+	// call still answers (or is dropped when the stream is gone). Ids are
+	// chosen by the host and not reused on a stream. A host whose stream
+	// breaks fails the calls in flight and opens a new stream for the next
+	// call; it falls back to Run when a bridge answers Unimplemented.
 	Calls(grpc.BidiStreamingServer[CallsRequest, CallsResponse]) error
 	// Shutdown asks the bridge to release its resources: the host calls it,
 	// best-effort and with a deadline, before it stops the process. Bridges
