@@ -258,6 +258,10 @@ func (b *bench) run(runtimeDir string) error {
 			return fmt.Errorf("MCP: %w", err)
 		}
 		defer mcp.close()
+		fmt.Printf("warming up the MCP servers' sandboxes (%d executions each) ...\n", b.warmup)
+		if err := mcp.warm(ctx, b.warmup); err != nil {
+			return fmt.Errorf("MCP: %w", err)
+		}
 		if err := b.eachRun("exec and MCP round trips", func(int) error { return b.execRun(ctx, fl, mcp) }); err != nil {
 			return err
 		}
@@ -323,8 +327,8 @@ func (b *bench) runRest(ctx context.Context) error {
 // tier once they have run enough, in the background, for about the first
 // 1000 executions of 1+1 (measured with --trace-wasm-compilation-times);
 // the counted ones then compare two processes in the same state, where
-// neither still compiles. The MCP servers' sandboxes live through the runs
-// (the warm-up run warms them).
+// neither still compiles. The MCP servers' sandboxes live through the runs,
+// warmed as many times before them (mcpClients.warm).
 func (b *bench) execRun(ctx context.Context, fl *floor, mc *mcpClients) error {
 	sb, err := b.start(ctx, false)
 	if err != nil {
