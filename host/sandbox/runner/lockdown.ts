@@ -151,7 +151,7 @@ function closeProcesses(): void {
 function scrubConfig(py: Any, p: RuntimePaths): void {
   const config = py._api?.config;
   if (!config) return;
-  // The snapshot's bytes (~30 MB), kept by Pyodide after the restore.
+  // The snapshot's header (python.ts), kept by Pyodide after the restore.
   delete config._loadSnapshot;
   for (const key of Object.keys(config)) {
     const v = config[key];

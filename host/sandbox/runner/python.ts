@@ -22,17 +22,22 @@ export interface BootOptions {
 }
 
 export async function loadPython(o: BootOptions): Promise<Any> {
-  const snapshot = o.snapshot && !o.make ? Deno.readFileSync(o.snapshot) : undefined;
-  const py: Any = await loadPyodide({
-    indexURL: o.indexURL,
-    createPyodideModule: snapshot ? sparseRestore : createPyodideModule,
-    jsglobals: jsglobals(),
-    env: { HOME: "/workspace" },
-    stdout: o.onOutput,
-    stderr: o.onOutput,
-    ...(o.make ? { _makeSnapshot: true } : {}),
-    ...(snapshot ? { _loadSnapshot: snapshot } : {}),
-  });
+  const snapshot = o.snapshot && !o.make ? openSnapshot(o.snapshot) : undefined;
+  let py: Any;
+  try {
+    py = await loadPyodide({
+      indexURL: o.indexURL,
+      createPyodideModule: snapshot ? (settings: Any) => sparseRestore(settings, snapshot) : createPyodideModule,
+      jsglobals: jsglobals(),
+      env: { HOME: "/workspace" },
+      stdout: o.onOutput,
+      stderr: o.onOutput,
+      ...(o.make ? { _makeSnapshot: true } : {}),
+      ...(snapshot ? { _loadSnapshot: snapshot.header } : {}),
+    });
+  } finally {
+    snapshot?.file.close();
+  }
   if (o.make || !snapshot) {
     installPackage(py);
     quotaMessage(py);
@@ -44,6 +49,46 @@ export async function loadPython(o: BootOptions): Promise<Any> {
     Deno.exit(0);
   }
   return py;
+}
+
+// A snapshot file, open, read up to the memory image: its header (magic,
+// where the image starts, the build id and metadata) is what Pyodide's
+// loader is given; the image is read from the file into the memory
+// (copyImage), a piece at a time, never whole. Read whole (readFileSync),
+// the 30 MB took ~45 ms of each start and 60 MB of memory until the
+// garbage collection before ready, which then took longer to free it.
+interface Snapshot {
+  file: Deno.FsFile;
+  size: number; // bytes of the file
+  header: Uint8Array;
+}
+
+function openSnapshot(path: string): Snapshot {
+  const file = Deno.openSync(path);
+  try {
+    const size = file.statSync().size;
+    const head = new Uint8Array(8);
+    readFull(file, head);
+    const start = new Uint32Array(head.buffer)[1];
+    if (start < head.length || start > size) throw new Error(`${path} is not a memory snapshot`);
+    const header = new Uint8Array(start);
+    header.set(head);
+    readFull(file, header.subarray(head.length));
+    return { file, size, header };
+  } catch (e) {
+    file.close();
+    throw e;
+  }
+}
+
+// readFull fills buf from the file's position; the file ending first is
+// an error.
+function readFull(file: Deno.FsFile, buf: Uint8Array): void {
+  for (let off = 0; off < buf.length;) {
+    const n = file.readSync(buf.subarray(off));
+    if (!n) throw new Error("the memory snapshot is truncated");
+    off += n;
+  }
 }
 
 // sparseRestore creates the module as createPyodideModule does, with a
@@ -60,17 +105,16 @@ export async function loadPython(o: BootOptions): Promise<Any> {
 // fresh memory makes it resident too, so only those places are read: the
 // static data, the heap below the break, and the stack from its base down
 // to the first run of untouched pages.
-async function sparseRestore(settings: Any): Promise<Any> {
+async function sparseRestore(settings: Any, snap: Snapshot): Promise<Any> {
+  settings.INITIAL_MEMORY = snap.size; // as Pyodide sets it from a whole snapshot
   const mod: Any = await createPyodideModule(settings);
   const api = mod.API;
   const restore = api.restoreSnapshot;
-  api.restoreSnapshot = (snap: Uint8Array) => {
-    // The header (magic, where the memory image starts, the build id and
-    // metadata) is checked and read by Pyodide's own restoreSnapshot,
-    // given only the header; the image is copied here.
-    const start = new Uint32Array(snap.buffer, snap.byteOffset, 2)[1];
-    const meta = restore.call(api, snap.subarray(0, start));
-    copyImage(mod, snap.subarray(start));
+  api.restoreSnapshot = (header: Uint8Array) => {
+    // The header is checked and read by Pyodide's own restoreSnapshot; the
+    // image, which follows it in the file, is copied here.
+    const meta = restore.call(api, header);
+    copyImage(mod, snap.file, snap.size - header.length);
     return meta;
   };
   return mod;
@@ -80,23 +124,24 @@ const PAGE = 4096;
 // Untouched stack pages in a row below which the constructors did not
 // reach (a frame of 64 KB of zeros is not what they leave).
 const STACK_CLEAN_RUN = 16;
+// The image is read this much at a time (whole pages).
+const CHUNK = 256 * PAGE;
 
-function copyImage(mod: Any, image: Uint8Array): void {
+// copyImage reads the memory image (length bytes, from the file's
+// position) into the module's memory.
+function copyImage(mod: Any, file: Deno.FsFile, length: number): void {
   const heap: Uint8Array = mod.HEAPU8;
+  if (length > heap.length) {
+    throw new RangeError(`the memory snapshot's image (${length} bytes) is larger than the memory`);
+  }
   const stackLow: number = mod._emscripten_stack_get_end(); // the stack grows down to here
   const stackBase: number = mod._emscripten_stack_get_base();
   const brk: number = mod.HEAPU32[mod._emscripten_get_sbrk_ptr() >>> 2];
-  if (!(stackLow > 0 && stackLow < stackBase && stackBase <= brk && brk <= image.length)) {
-    heap.set(image); // not the layout this relies on: copy it all
+  if (!(stackLow > 0 && stackLow < stackBase && stackBase <= brk && brk <= length) || heap.byteOffset % 4 !== 0) {
+    readFull(file, heap.subarray(0, length)); // not the layout this relies on: copy it all
     return;
   }
-  if (image.byteOffset % 4 !== 0 || heap.byteOffset % 4 !== 0) {
-    heap.set(image); // not expected: the snapshot's header is whole words
-    return;
-  }
-  const img = new Uint32Array(image.buffer, image.byteOffset, image.length >> 2);
-  const mem = new Uint32Array(heap.buffer, heap.byteOffset, image.length >> 2);
-  const pages = Math.ceil(image.length / PAGE);
+  const mem = new Uint32Array(heap.buffer, heap.byteOffset, length >> 2);
   const isZero = (a: Uint32Array, p: number) => zeroWords(a, p * WORDS, Math.min((p + 1) * WORDS, a.length));
   // Which pages may have been written before the restore.
   const stackTop = Math.floor((stackBase - 1) / PAGE); // the base's page
@@ -114,20 +159,28 @@ function copyImage(mod: Any, image: Uint8Array): void {
     if (from < stackBase) return stackClean < 0 || p >= stackClean; // the stack
     return from < brk; // the heap below the break
   };
-  let run = -1; // the first page of a run of pages to copy
-  for (let p = 0; p <= pages; p++) {
-    const copy = p < pages && (!isZero(img, p) || written(p) && !isZero(mem, p));
-    if (copy) {
-      if (run < 0) run = p;
-      continue;
+  const chunk = new Uint8Array(CHUNK);
+  const words = new Uint32Array(chunk.buffer);
+  for (let at = 0; at < length; at += CHUNK) {
+    const n = Math.min(CHUNK, length - at);
+    readFull(file, chunk.subarray(0, n));
+    const img = words.subarray(0, n >> 2);
+    const pages = Math.ceil(n / PAGE), first = at / PAGE;
+    let run = -1; // the first page (of the chunk) of a run of pages to copy
+    for (let i = 0; i <= pages; i++) {
+      const copy = i < pages && (!isZero(img, i) || written(first + i) && !isZero(mem, first + i));
+      if (copy) {
+        if (run < 0) run = i;
+        continue;
+      }
+      if (run >= 0) {
+        heap.set(chunk.subarray(run * PAGE, Math.min(i * PAGE, n)), at + run * PAGE);
+        run = -1;
+      }
     }
-    if (run >= 0) {
-      heap.set(image.subarray(run * PAGE, Math.min(p * PAGE, image.length)), run * PAGE);
-      run = -1;
-    }
+    // A tail shorter than a word (the image is whole pages: not expected).
+    for (let i = n & ~3; i < n; i++) heap[at + i] = chunk[i];
   }
-  // A tail shorter than a word (the image is whole pages: not expected).
-  for (let i = img.length << 2; i < image.length; i++) heap[i] = image[i];
 }
 
 const WORDS = PAGE / 4;
