@@ -394,7 +394,17 @@ _r = f'{n} {err}'`)
 		t.Errorf("pids.events: %q, %v", b, err)
 	}
 	t.Logf("thread bomb: %d threads, then EAGAIN, refused by the cgroup's pids limit (%s: %s)", n, events, strings.TrimSpace(string(b)))
-	if got := attempt(t, sb, "_r = 6 * 7"); got != "OK:42" {
+	// The bomb's threads wait forever and hold every pid left: when Deno
+	// itself then needs a thread (its pools start them on demand), it cannot
+	// ("unable to create worker threads") and exits. Whether it needs one
+	// depends on timing; either way the host must recover: the sandbox works
+	// on, or its crash is reported and the restarted sandbox works.
+	got = attempt(t, sb, "_r = 6 * 7")
+	if strings.HasPrefix(got, "ERR:SandboxCrashed: ") && strings.Contains(got, "restarted") {
+		t.Logf("after the bomb: %s", got)
+		got = attempt(t, sb, "_r = 6 * 7")
+	}
+	if got != "OK:42" {
 		t.Errorf("after the bomb: %q", got)
 	}
 }
