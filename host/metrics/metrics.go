@@ -32,6 +32,11 @@ type Metrics struct {
 	toolCalls       *prometheus.CounterVec
 	toolSeconds     prometheus.Histogram
 	restarts        *prometheus.CounterVec
+
+	// executed holds the executions' counters of the known outcomes,
+	// resolved once (read-only after New): Executed runs for every
+	// execution, and looking a child up by its label hashes and locks.
+	executed map[string]prometheus.Counter
 }
 
 // New returns Metrics with the Go runtime's and the process's own
@@ -73,8 +78,9 @@ func New() *Metrics {
 		Namespace: Namespace, Name: "sandbox_restarts_total",
 		Help: "Sandbox processes that ended unexpectedly and were restarted, by cause: timeout, interrupt, memory, runaway, fatal, wedged, protocol, crash.",
 	}, []string{"cause"})).(*prometheus.CounterVec)
+	m.executed = map[string]prometheus.Counter{}
 	for _, o := range []string{"ok", "raised", "timeout", "crashed", "failed"} {
-		m.executions.WithLabelValues(o) // present at 0, so that sums add up
+		m.executed[o] = m.executions.WithLabelValues(o) // present at 0, so that sums add up
 	}
 	for _, r := range []string{RefusedLimit, RefusedDraining, RefusedFailed} {
 		m.sessionsRefused.WithLabelValues(r)
@@ -148,7 +154,11 @@ func (m *Metrics) SessionRefused(reason string) { m.sessionsRefused.WithLabelVal
 
 // Executed implements host.Observer.
 func (m *Metrics) Executed(d time.Duration, outcome string) {
-	m.executions.WithLabelValues(outcome).Inc()
+	c, ok := m.executed[outcome]
+	if !ok {
+		c = m.executions.WithLabelValues(outcome)
+	}
+	c.Inc()
 	m.execSeconds.Observe(d.Seconds())
 }
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/parselbox/parselbox/host"
 	"github.com/parselbox/parselbox/host/metrics"
 )
@@ -46,5 +48,37 @@ func TestExposition(t *testing.T) {
 		if !strings.Contains(string(body), want+"\n") && !strings.Contains(string(body), want) {
 			t.Errorf("missing %q in:\n%s", want, body)
 		}
+	}
+}
+
+// The executions' counters, resolved once for the known outcomes, expose
+// exactly what looking each up by its label did: every outcome at 0 from
+// the start, each execution counted under its own, an outcome not known
+// in advance as well.
+func TestExecutionsExposition(t *testing.T) {
+	t.Parallel()
+	m := metrics.New()
+	for _, o := range []string{host.OutcomeOK, host.OutcomeOK, host.OutcomeRaised, host.OutcomeTimeout, host.OutcomeOK, "other"} {
+		m.Executed(time.Millisecond, o)
+	}
+	const want = `# HELP parselbox_executions_total Executions, by outcome: ok, raised, timeout, crashed, failed.
+# TYPE parselbox_executions_total counter
+parselbox_executions_total{outcome="crashed"} 0
+parselbox_executions_total{outcome="failed"} 0
+parselbox_executions_total{outcome="ok"} 3
+parselbox_executions_total{outcome="other"} 1
+parselbox_executions_total{outcome="raised"} 1
+parselbox_executions_total{outcome="timeout"} 1
+`
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	var got strings.Builder
+	for line := range strings.Lines(rec.Body.String()) {
+		if strings.Contains(line, "parselbox_executions_total") {
+			got.WriteString(line)
+		}
+	}
+	if diff := cmp.Diff(want, got.String()); diff != "" {
+		t.Errorf("scraped (-want +got):\n%s", diff)
 	}
 }

@@ -44,17 +44,13 @@ func (s *Store) Bundle(ctx context.Context, src Source, entries []string, dir st
 		if parts := strings.Split(strings.TrimSuffix(strings.TrimSuffix(name, ".whl"), ".zip"), "-"); len(parts) > 1 {
 			version = parts[1]
 		}
-		depends := w.Depends
-		if depends == nil {
-			depends = []string{}
-		}
 		kind, installDir, imports := "package", "site", w.Imports
 		if len(w.Libs) > 0 { // a shared library package
-			kind, installDir, imports = "shared_library", "dynlib", []string{}
+			kind, installDir, imports = "shared_library", "dynlib", nil
 		}
 		lock.Packages[Normalize(w.Name)] = LockPackage{
 			Name: w.Name, Version: version, FileName: name, SHA256: w.SHA256,
-			PackageType: kind, InstallDir: installDir, Imports: imports, Depends: depends,
+			PackageType: kind, InstallDir: installDir, Imports: imports, Depends: w.Depends,
 		}
 	}
 	b, err := json.MarshalIndent(lock, "", "  ")

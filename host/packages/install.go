@@ -360,16 +360,7 @@ func (s *Store) MicropipIndex(ctx context.Context, src Source) (simpleURL string
 	if simple != "" {
 		return simple, nil, nil
 	}
-	pkgs := make(map[string]LockPackage, len(ix.lock.Packages))
-	for k, p := range ix.lock.Packages {
-		if p.Imports == nil {
-			p.Imports = []string{}
-		}
-		if p.Depends == nil {
-			p.Depends = []string{}
-		}
-		pkgs[k] = p // (file names as they are: the host fetches them)
-	}
-	b, err := json.Marshal(pkgs)
+	// (File names as they are: the host fetches them.)
+	b, err := json.Marshal(ix.lock.Packages)
 	return "", b, err
 }

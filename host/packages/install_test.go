@@ -449,3 +449,40 @@ func TestInstallIndexOutOfReach(t *testing.T) {
 		t.Errorf("got %v, want the address and how to install offline", err)
 	}
 }
+
+// Every package of a bundle's lock file has its imports and depends as
+// lists, [] when empty: Pyodide iterates them when it loads a lock file
+// (`for (let l of s.imports)` in pyodide.asm.mjs), and null is not
+// iterable. That holds for a wheel without import names (data only) and
+// for a package of a bundle already there that has null or none.
+func TestBundleLockLists(t *testing.T) {
+	t.Parallel()
+	ix := pkgtest.NewIndex(t, pkgtest.Package{Name: "datapkg", Files: map[string]string{"datapkg-1.0.data/data/share/datapkg/words.txt": "one\n"}})
+	bundle := t.TempDir()
+	old := `{"info":{"python":"3.14.2"},"packages":{"oldpkg":{"name":"oldpkg","version":"1","file_name":"oldpkg-1-py3-none-any.whl","sha256":"00","imports":null}}}`
+	if err := os.WriteFile(filepath.Join(bundle, packages.LockFile), []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &packages.Store{Dir: t.TempDir()}
+	if _, err := s.Bundle(t.Context(), packages.Source{Index: ix.SimpleURL(), RuntimeLock: runtimeLock(t)}, []string{"datapkg"}, bundle); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(bundle, packages.LockFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lock struct {
+		Packages map[string]map[string]json.RawMessage `json:"packages"`
+	}
+	if err := json.Unmarshal(b, &lock); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for name, p := range lock.Packages {
+		got[name+" imports"], got[name+" depends"] = string(p["imports"]), string(p["depends"])
+	}
+	want := map[string]string{"datapkg imports": "[]", "datapkg depends": "[]", "oldpkg imports": "[]", "oldpkg depends": "[]"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("lists of the bundle's lock (-want +got):\n%s", diff)
+	}
+}

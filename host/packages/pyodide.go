@@ -29,6 +29,21 @@ type LockPackage struct {
 	Depends     []string `json:"depends"`
 }
 
+// MarshalJSON writes Imports and Depends as lists, [] when empty (never
+// null): Pyodide iterates both when it loads a lock file (`for (let l of
+// s.imports)`), as micropip does, and null is not iterable.
+func (p LockPackage) MarshalJSON() ([]byte, error) {
+	type plain LockPackage // without this method
+	q := plain(p)
+	if q.Imports == nil {
+		q.Imports = []string{}
+	}
+	if q.Depends == nil {
+		q.Depends = []string{}
+	}
+	return json.Marshal(q)
+}
+
 // SharedLibrary says the package is a shared library (libopenblas, ...),
 // which Pyodide installs in its library directory for the extension
 // modules that need it.

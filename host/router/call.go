@@ -31,15 +31,26 @@ type callParams struct {
 // the caller is (the sandbox, or a bridge calling back into the host).
 func (r *Router) call(ctx context.Context, p *callParams) (json.RawMessage, error) {
 	e := r.current()
-	rec := &CallRecord{Tool: p.Path, TaskID: p.TaskID, Start: time.Now()}
-	if e != nil {
-		rec.ExecutionID, rec.Session = e.ID, e.Session
+	var rec *CallRecord // only when there is a Recorder: most calls have none
+	if r.opts.Recorder != nil {
+		rec = &CallRecord{Tool: p.Path, TaskID: p.TaskID, Start: time.Now()}
+		rec.Bridge, _, _ = strings.Cut(p.Path, ".")
+		if e != nil {
+			rec.ExecutionID, rec.Session = e.ID, e.Session
+		}
 	}
 	res, err := r.route(ctx, p, rec)
-	if r.opts.Recorder != nil && rec.Bridge != "sbx" {
+	if rec != nil && rec.Bridge != "sbx" {
 		r.record(e, rec, err)
 	}
 	return res, err
+}
+
+// refused marks a recorded call refused (rec is nil if it is not recorded).
+func (rec *CallRecord) refused() {
+	if rec != nil {
+		rec.Outcome = "refused"
+	}
 }
 
 // record hands a finished call to the recorder.
@@ -83,13 +94,13 @@ func recordedArgs(args json.RawMessage, red *sdk.Redactor) json.RawMessage {
 	return b
 }
 
-// route resolves, checks and runs a call, filling in rec as it learns.
+// route resolves, checks and runs a call, filling in rec as it learns
+// (rec is nil when calls are not recorded).
 func (r *Router) route(ctx context.Context, p *callParams, rec *CallRecord) (json.RawMessage, error) {
-	rec.Bridge, _, _ = strings.Cut(p.Path, ".")
 	ns, tool, err := r.tool(ctx, p.Path)
 	if err != nil {
 		if re, ok := errors.AsType[*sandbox.RemoteError](err); ok && re.Type == sdk.CodePermission.Python() {
-			rec.Outcome = "refused"
+			rec.refused()
 		}
 		r.tasks.forget(p.TaskID)
 		return nil, err
@@ -101,21 +112,23 @@ func (r *Router) route(ctx context.Context, p *callParams, rec *CallRecord) (jso
 		return nil, pyErr(sdk.CodeInvalidArgument, "%s: %v", p.Path, err)
 	}
 	call := &Call{Path: joinPath(ns.name, tool.Name), Arguments: args, TaskID: p.TaskID}
-	rec.Tool = call.Path
-	if r.opts.Recorder != nil && !ns.builtin {
-		rec.Arguments = recordedArgs(args, red)
+	if rec != nil {
+		rec.Tool = call.Path
+		if !ns.builtin {
+			rec.Arguments = recordedArgs(args, red)
+		}
 	}
 	if e := r.current(); e != nil && !ns.builtin {
 		if err := e.budget.take(ns.name, ns.policy); err != nil {
 			r.tasks.forget(p.TaskID)
-			rec.Outcome = "refused"
+			rec.refused()
 			return nil, err
 		}
 	}
 	if h := r.opts.Hooks; h != nil && !ns.builtin {
 		if err := h.PreToolCall(ctx, call); err != nil {
 			r.tasks.forget(p.TaskID)
-			rec.Outcome = "refused"
+			rec.refused()
 			return nil, pyErr(sdk.CodePermission, "%v", err)
 		}
 	}

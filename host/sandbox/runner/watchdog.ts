@@ -44,13 +44,16 @@
 import type { Channel } from "./channel.ts";
 
 // Slots of the control array (Int32).
-export const STATE = 0; // BOOTING, IDLE, EXEC or CONDEMNED
+export const STATE = 0; // BOOTING, IDLE, EXEC, CONDEMNED or RAISING
 export const TICK = 1; // the main thread's heartbeat counter
 export const REASON = 2; // why the interrupt byte was set (see below)
 // LOCK = 3 is the stdout lock (channel.ts)
 export const IDLE_EPOCH = 4; // counts the interrupts of blocked callbacks
 export const ACK = 5; // this thread took the last interrupt message (1)
 export const IDLE = 0, EXEC = 1, CONDEMNED = 2, BOOTING = 3;
+// RAISING: idle, while the worker sets the byte for a blocked callback
+// (watchdog_worker.ts raiseIdle); an execution does not begin meanwhile.
+export const RAISING = 4;
 // Reasons.
 export const TIMEOUT = 1, REQUESTED = 2, IDLE_LIMIT = 3;
 // Slots of the big array (BigInt64): the running execution's request id,
@@ -121,7 +124,19 @@ export class Watchdog {
     Atomics.store(this.big, RUN_ID, BigInt(id));
     const deadline = timeoutSec > 0 ? BigInt(Math.round(Date.now() + timeoutSec * 1000)) : 0n;
     Atomics.store(this.big, DEADLINE, deadline);
-    if (Atomics.compareExchange(this.ctl, STATE, IDLE, EXEC) !== IDLE) return false;
+    let was;
+    while ((was = Atomics.compareExchange(this.ctl, STATE, IDLE, EXEC)) === RAISING) {
+      Atomics.wait(this.ctl, STATE, RAISING, 1); // two stores away
+    }
+    if (was !== IDLE) return false;
+    // The worker set the byte for a callback that blocked the loop, after
+    // the byte was cleared above and before the state was EXEC: that
+    // callback has ended (this thread runs), and the byte is not this
+    // execution's. Once the state is EXEC, the worker sets no such byte.
+    if (Atomics.load(this.ctl, REASON) === IDLE_LIMIT) {
+      Atomics.store(this.signal, 0, 0);
+      Atomics.store(this.ctl, REASON, 0);
+    }
     // The worker looks at its next check, unless the deadline comes first.
     // (STATE is stored before WAKE_AT is read, and the worker stores
     // WAKE_AT before it reads STATE: one of the two sees the other.)

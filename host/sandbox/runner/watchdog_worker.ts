@@ -5,7 +5,7 @@
 /// <reference lib="deno.worker" />
 
 const STATE = 0, TICK = 1, REASON = 2, LOCK = 3, IDLE_EPOCH = 4, ACK = 5;
-const IDLE = 0, EXEC = 1, CONDEMNED = 2, BOOTING = 3;
+const IDLE = 0, EXEC = 1, CONDEMNED = 2, BOOTING = 3, RAISING = 4;
 const TIMEOUT = 1, REQUESTED = 2, IDLE_LIMIT = 3;
 const RUN_ID = 0, PENDING_ID = 1, DEADLINE = 2, WAKE_AT = 3;
 
@@ -21,6 +21,27 @@ const encoder = new TextEncoder();
 function raise(reason: number): void {
   Atomics.store(ctl, REASON, reason);
   Atomics.store(signal, 0, 2);
+}
+
+// raiseIdle sets the byte for a callback that blocks the event loop
+// between executions (and first counts the interrupt, if `count`), if the
+// sandbox is still idle and the loop's heartbeat still `tick`: check read
+// both before, and an execution may have begun since. The decision and the
+// byte are one step for the main thread: STATE is RAISING from the test to
+// the byte, and begin waits that out; an execution that begins after it
+// finds the byte set with IDLE_LIMIT and clears it before its code runs
+// (watchdog.ts begin). Without this, an execution begun between check's
+// read of the state and the byte was interrupted with IDLE_LIMIT.
+function raiseIdle(tick: number, count: boolean): boolean {
+  if (Atomics.compareExchange(ctl, STATE, IDLE, RAISING) !== IDLE) return false;
+  const blocked = Atomics.load(ctl, TICK) === tick;
+  if (blocked) {
+    if (count) Atomics.add(ctl, IDLE_EPOCH, 1); // before the byte: Python may catch it at once
+    raise(IDLE_LIMIT);
+  }
+  Atomics.store(ctl, STATE, IDLE);
+  Atomics.notify(ctl, STATE);
+  return blocked;
 }
 
 // How long the main thread has to take an interrupt message before the
@@ -142,11 +163,11 @@ function check(): void {
     }
     const blocked = now - lastTickAt;
     if (interruptedAt === 0 && blocked > idleLimitMs) {
-      Atomics.add(ctl, IDLE_EPOCH, 1);
-      raise(IDLE_LIMIT);
-      interruptedAt = now;
-      raisedAt = now;
-      self.postMessage({ idle: true });
+      if (raiseIdle(tick, true)) {
+        interruptedAt = now;
+        raisedAt = now;
+        self.postMessage({ idle: true });
+      }
     } else if (interruptedAt !== 0 && now - interruptedAt > graceMs) {
       if (Atomics.compareExchange(ctl, STATE, IDLE, CONDEMNED) === IDLE) {
         report("runaway", { phase: "idle", seconds: Math.round(blocked / 1000) });
@@ -158,8 +179,7 @@ function check(): void {
       // restore), and a byte set again then interrupts it at once. Set it
       // again until the loop moves; the grace period still runs from the
       // first.
-      raise(IDLE_LIMIT);
-      raisedAt = now;
+      if (raiseIdle(tick, false)) raisedAt = now;
     }
   }
 }
