@@ -49,12 +49,12 @@ type ToolHandler func(ctx context.Context, req *CallToolRequest) (*CallToolResul
 // call's JSON arguments and checked against its schema before the handler
 // runs; Out is encoded as the result's JSON.
 //
-// Inside the handler, ctx is cancelled when the call is cancelled,
-// req.Log and req.Progress report to the caller, and req.Messages delivers
-// the messages sent into the call. An error return fails the call: a
-// *ToolError (see Errorf) keeps its code, context.Canceled becomes
-// CodeCancelled, context.DeadlineExceeded CodeTimeout, and any other error
-// CodeInternal.
+// Inside the handler, ctx has the caller's deadline, if any, and is
+// cancelled when the call is cancelled; req.Log and req.Progress report to
+// the caller, and req.Messages delivers the messages sent into the call.
+// An error return fails the call: a *ToolError (see Errorf) keeps its
+// code, context.Canceled becomes CodeCancelled, context.DeadlineExceeded
+// CodeTimeout, and any other error CodeInternal.
 type ToolHandlerFor[In, Out any] func(ctx context.Context, req *CallToolRequest, in In) (Out, error)
 
 // AddTool adds a tool with typed arguments and result to b. In must be a

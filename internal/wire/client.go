@@ -125,7 +125,9 @@ func (c *Client) Shutdown(ctx context.Context) error {
 // the messages of req.Inbox into the call; when ctx is cancelled it sends a
 // cancel and waits up to CancelGrace for the bridge's result (normally
 // CodeCancelled); after that it abandons the call and returns a
-// CodeCancelled result itself.
+// CodeCancelled result itself. On either stream, ctx's deadline travels with
+// the call (CallStart.timeout_ms): the tool's context in the bridge has it
+// too.
 func (c *Client) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -159,6 +161,8 @@ func (c *Client) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*
 	if err != nil {
 		return nil, c.rpcError(ctx, "calling tool "+req.Name, err)
 	}
+	// The stream has no gRPC deadline: ctx's travels with the call.
+	start.TimeoutMs = timeoutMs(ctx)
 	err = stream.Send(&bridgev1.CallRequest{Msg: &bridgev1.CallRequest_Start{Start: start}})
 	if err != nil {
 		// The real error comes from Recv.
@@ -199,19 +203,15 @@ func (c *Client) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*
 // multiplexed makes a plain call on the Calls stream, opening the stream
 // if there is none. It returns errNoCalls, without making the call, when
 // the bridge does not implement Calls or the call is too big for the
-// stream. ctx's deadline travels with the call (CallStart.timeout_ms), so
-// that the tool's context in the bridge has it too; a cancel of ctx is
-// sent as a cancel of the call.
+// stream. ctx's deadline travels with the call (timeoutMs); a cancel of
+// ctx is sent as a cancel of the call.
 func (c *Client) multiplexed(ctx context.Context, start *bridgev1.CallStart) (*protocol.CallToolResult, error) {
 	if proto.Size(start) > MaxMessageSize-callsOverhead {
 		// Too big for the bridge to read: Run fails this call alone,
 		// where the stream would end with it, failing every call on it.
 		return nil, errNoCalls
 	}
-	if d, ok := ctx.Deadline(); ok {
-		// At least 1: 0 would mean no deadline.
-		start.TimeoutMs = uint64(max(time.Until(d).Milliseconds(), 1))
-	}
+	start.TimeoutMs = timeoutMs(ctx)
 	op := "calling tool " + start.GetName()
 	cs, err := c.callStream()
 	if err != nil {
@@ -236,6 +236,18 @@ func (c *Client) multiplexed(ctx context.Context, start *bridgev1.CallStart) (*p
 		return nil, errNoCalls
 	}
 	return nil, c.rpcError(ctx, op, err)
+}
+
+// timeoutMs is CallStart.timeout_ms for a call made with ctx: the time
+// left before ctx's deadline, in ms and at least 1 (0 would mean none), or
+// 0 when ctx has no deadline. The bridge turns it back into the deadline of
+// the tool's context (callContext).
+func timeoutMs(ctx context.Context) uint64 {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return 0
+	}
+	return uint64(max(time.Until(d).Milliseconds(), 1))
 }
 
 // errNoCalls reports a call not made on the Calls stream: the bridge does

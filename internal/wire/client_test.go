@@ -118,6 +118,78 @@ func TestCancelGrace(t *testing.T) {
 	}
 }
 
+// TestCallDeadline: the deadline of a call on a Call stream (one with
+// events or messages) reaches the tool's context in the bridge; a call
+// without one has none there either.
+func TestCallDeadline(t *testing.T) {
+	t.Parallel()
+	type seen struct {
+		deadline time.Time
+		ok       bool
+	}
+	got := make(chan seen, 1)
+	b := &fake{call: func(ctx context.Context, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
+		d, ok := ctx.Deadline()
+		got <- seen{d, ok}
+		return &protocol.CallToolResult{Content: json.RawMessage(`null`)}, nil
+	}}
+	c, _ := connect(t, b, wire.ClientOptions{})
+
+	const timeout = 5 * time.Second
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	defer cancel()
+	if _, err := c.CallTool(ctx, &protocol.CallToolRequest{Name: "t", Events: newRecorder()}); err != nil {
+		t.Fatal(err)
+	}
+	s := <-got
+	if left := time.Until(s.deadline); !s.ok || left <= 0 || left > timeout {
+		t.Errorf("with a %s deadline, the tool's context has deadline %v (%v), %s from now; want one within %s", timeout, s.deadline, s.ok, left, timeout)
+	}
+
+	if _, err := c.CallTool(context.WithoutCancel(t.Context()), &protocol.CallToolRequest{Name: "t", Inbox: make(chan json.RawMessage)}); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s.ok {
+		t.Errorf("without a deadline, the tool's context has deadline %v", s.deadline)
+	}
+}
+
+// deadlineOnly has a deadline that it never acts on: its Done is nil, so
+// the client sends no cancel, and only the bridge can end a call at the
+// deadline.
+type deadlineOnly struct {
+	context.Context
+	deadline time.Time
+}
+
+func (c deadlineOnly) Deadline() (time.Time, bool) { return c.deadline, true }
+
+// TestCallDeadlineEndsTheCall: at the caller's deadline, the bridge itself
+// ends a slow call on a Call stream, with a timeout (not a cancel).
+func TestCallDeadlineEndsTheCall(t *testing.T) {
+	t.Parallel()
+	b := &fake{call: func(ctx context.Context, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("slow: %w", ctx.Err())
+		case <-time.After(10 * time.Second): // a bound for a hang
+			return nil, errors.New("slow: the deadline never came")
+		}
+	}}
+	c, _ := connect(t, b, wire.ClientOptions{})
+	deadline := time.Now().Add(100 * time.Millisecond)
+	ctx := deadlineOnly{context.WithoutCancel(t.Context()), deadline}
+	_, err := c.CallTool(ctx, &protocol.CallToolRequest{Name: "slow", Events: newRecorder()})
+	var te *protocol.ToolError
+	if !errors.As(err, &te) || te.Code != protocol.CodeTimeout || te.Message != "slow: context deadline exceeded" {
+		t.Fatalf("slow call = %v, want the bridge's timeout", err)
+	}
+	// The deadline travels in whole ms, rounded down.
+	if early := time.Until(deadline); early > time.Millisecond {
+		t.Errorf("the call ended %s before its deadline", early)
+	}
+}
+
 // TestBrokenConnection: a call in flight when the bridge's server goes away
 // fails with ErrUnavailable.
 func TestBrokenConnection(t *testing.T) {

@@ -109,7 +109,8 @@ func (s *server) Shutdown(ctx context.Context, _ *bridgev1.ShutdownRequest) (*br
 }
 
 // Call implements bridgev1.BridgeServer; see the Call RPC in bridge.proto
-// for the protocol.
+// for the protocol. The call's context is the stream's with the caller's
+// deadline (callContext), cancelled by a cancel from the host.
 func (s *server) Call(stream bridgev1.Bridge_CallServer) error {
 	first, err := stream.Recv()
 	if err != nil {
@@ -119,7 +120,7 @@ func (s *server) Call(stream bridgev1.Bridge_CallServer) error {
 	if start == nil {
 		return status.Error(codes.InvalidArgument, "the first message of a call must be a start")
 	}
-	ctx, cancel := context.WithCancel(stream.Context())
+	ctx, cancel := callContext(stream.Context(), start.GetTimeoutMs())
 	defer cancel()
 
 	in := newInbox(ctx)
@@ -248,8 +249,9 @@ func (s *server) Calls(stream bridgev1.Bridge_CallsServer) error {
 	}
 }
 
-// callContext is the context of a call on the Calls stream: the stream's,
-// with the caller's deadline (timeoutMs from now; 0: none) when it has one.
+// callContext is the context of a call on the Calls stream or a Call
+// stream: the stream's, with the caller's deadline (timeoutMs from now; 0:
+// none) when it has one (neither stream has a gRPC deadline).
 func callContext(stream context.Context, timeoutMs uint64) (context.Context, context.CancelFunc) {
 	if timeoutMs == 0 || timeoutMs > uint64(math.MaxInt64/time.Millisecond) {
 		// No deadline, or one too far off for a time.Duration (never in

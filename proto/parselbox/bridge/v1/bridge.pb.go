@@ -657,8 +657,10 @@ type CallStart struct {
 	// Set when the call runs as a background task.
 	TaskId string `protobuf:"bytes,3,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
 	// The caller's deadline, in ms from when it sent the call; 0: none. Set
-	// on the Calls stream, whose calls have no gRPC deadline of their own (a
-	// Run carries the caller's deadline as its gRPC deadline).
+	// on the Calls and Call streams, whose calls have no gRPC deadline of
+	// their own (a Call stream outlives the caller's deadline so that the
+	// bridge can answer a cancel; a Run carries the caller's deadline as its
+	// gRPC deadline).
 	TimeoutMs     uint64 `protobuf:"varint,4,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -68,7 +68,8 @@ type BridgeClient interface {
 	// Call runs one tool. The host's first message is a CallStart; after it the
 	// host may send any number of CallSend messages (delivered to the tool in
 	// order) and a CallCancel (the tool's context is cancelled; the bridge still
-	// answers, normally with an ERROR_CODE_CANCELLED result). The bridge streams
+	// answers, normally with an ERROR_CODE_CANCELLED result). The tool's
+	// context has the caller's deadline (CallStart.timeout_ms). The bridge streams
 	// CallLog and CallProgress events while the tool runs and ends with exactly
 	// one CallResult, after which it closes the stream. Cancelling the stream itself (the
 	// gRPC context) also cancels the tool, but then the host gets no result.
@@ -199,7 +200,8 @@ type BridgeServer interface {
 	// Call runs one tool. The host's first message is a CallStart; after it the
 	// host may send any number of CallSend messages (delivered to the tool in
 	// order) and a CallCancel (the tool's context is cancelled; the bridge still
-	// answers, normally with an ERROR_CODE_CANCELLED result). The bridge streams
+	// answers, normally with an ERROR_CODE_CANCELLED result). The tool's
+	// context has the caller's deadline (CallStart.timeout_ms). The bridge streams
 	// CallLog and CallProgress events while the tool runs and ends with exactly
 	// one CallResult, after which it closes the stream. Cancelling the stream itself (the
 	// gRPC context) also cancels the tool, but then the host gets no result.
