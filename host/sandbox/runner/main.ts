@@ -97,6 +97,20 @@ globalThis.addEventListener("error", (e: ErrorEvent) => {
   channel.log("debug", `uncaught error: ${String(e.error?.message ?? e.message).slice(0, 300)}`);
 });
 
+// Deno starts a thread of its own for signals the first time anything
+// listens for one (Node compatibility does, when just-bash is imported
+// after boot). A thread that cannot start is fatal to Deno ("unable to
+// create worker threads"), and a guest that escaped Deno's permissions can
+// take every pid the cgroup allows (a thread bomb): the thread is started
+// now, before any guest code runs. The process's other threads start at
+// boot, or are tokio's blocking pool, which queues work for the threads it
+// has when it cannot start more.
+{
+  const none = () => {};
+  Deno.addSignalListener("SIGWINCH", none);
+  Deno.removeSignalListener("SIGWINCH", none);
+}
+
 let stdinClosed = false;
 channel.onEOF = () => {
   // The host closed stdin: it is gone or wants us gone. While booting,
