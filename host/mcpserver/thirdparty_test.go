@@ -119,8 +119,8 @@ func checkTS(t *testing.T, r tsResult, calc bool) {
 	if r.Read.Text != "hi from ts" {
 		t.Errorf("read: %+v", r.Read)
 	}
-	// The result arrived after the progress (onprogress ran before the
-	// call returned).
+	// The result arrived after the progress (every notification was on
+	// the wire before it; client.mjs records them off the transport).
 	if r.ProgressResult != `{"result":"done"}` {
 		t.Errorf("result of the progress call: %q", r.ProgressResult)
 	}
