@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // privateCopy gives the process its own writable copy of a directory that
@@ -22,15 +24,54 @@ const maxPrivate = 256 << 20
 
 // newPrivateCopy copies src into a new directory owned by uid (-1: the
 // host's user), under the system's temporary directory so that the user
-// can reach it whatever the modes above src.
+// can reach it whatever the modes above src. The directories are made as
+// the walk finds them, the files copied by copyWorkers at once: creating a
+// file is most of the copy's cost where it means a journal entry (ext4:
+// 0.1 to 0.5 ms each), and it is on the path of every confined boot.
 func newPrivateCopy(src string, uid, gid int) (*privateCopy, error) {
 	dst, err := os.MkdirTemp("", "parselbox-private-")
 	if err != nil {
 		return nil, err
 	}
 	pc := &privateCopy{dir: dst}
-	var total int64
+	own := func(target string) error {
+		if uid >= 0 {
+			return os.Lchown(target, uid, gid)
+		}
+		return nil
+	}
+	type file struct{ src, dst string }
+	files := make(chan file)
+	var (
+		total  atomic.Int64
+		failed atomic.Bool // stops the walk
+		mu     sync.Mutex
+		errs   []error
+		wg     sync.WaitGroup
+	)
+	for range copyWorkers {
+		wg.Go(func() {
+			for f := range files {
+				n, err := copyFile(f.src, f.dst)
+				if err == nil {
+					err = own(f.dst)
+				}
+				if total.Add(n) > maxPrivate {
+					err = fmt.Errorf("more than %d MB", maxPrivate>>20)
+				}
+				if err != nil {
+					failed.Store(true)
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
+		})
+	}
 	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if failed.Load() {
+			return fs.SkipAll
+		}
 		if err != nil {
 			if p == src {
 				return err
@@ -46,27 +87,28 @@ func newPrivateCopy(src string, uid, gid int) (*privateCopy, error) {
 				return err
 			}
 		case d.Type().IsRegular() && !strings.HasSuffix(p, "-shm"): // SQLite rebuilds its shared-memory index
-			n, err := copyFile(p, target)
-			if total += n; total > maxPrivate {
-				return fmt.Errorf("more than %d MB", maxPrivate>>20)
-			}
-			if err != nil {
-				return err
-			}
+			files <- file{p, target}
+			return nil
 		default:
 			return nil
 		}
-		if uid >= 0 {
-			return os.Lchown(target, uid, gid)
-		}
-		return nil
+		return own(target)
 	})
+	close(files)
+	wg.Wait()
+	if err == nil && len(errs) > 0 {
+		err = errs[0]
+	}
 	if err != nil {
 		pc.remove()
 		return nil, fmt.Errorf("copying %s: %w", src, err)
 	}
 	return pc, nil
 }
+
+// copyWorkers are the files newPrivateCopy copies at once: on 2 cores, 4
+// copy a 93-file Deno cache in 10.5 ms where 1 takes 15.7 ms (8: 10.1).
+const copyWorkers = 4
 
 func copyFile(src, dst string) (int64, error) {
 	in, err := os.Open(src)
