@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/elastic/go-seccomp-bpf"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -60,6 +61,9 @@ var probe = sync.OnceValue(func() *system {
 		s.seccompReason = "the kernel has no seccomp filters (CONFIG_SECCOMP_FILTER)"
 	}
 	s.cgroups = detectCgroups(readFile("/proc/self/mountinfo"), readFile("/proc/self/cgroup"), s.euid)
+	// Once per host, as the cgroups are swept; in the background, off the
+	// first sandbox's boot: a left copy is a hundred files to unlink.
+	go sweepPrivate(os.TempDir(), time.Now())
 	return s
 })
 

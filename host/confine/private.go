@@ -6,9 +6,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
+	"time"
 )
 
 // privateCopy gives the process its own writable copy of a directory that
@@ -22,6 +26,58 @@ type privateCopy struct {
 // not a data set.
 const maxPrivate = 256 << 20
 
+// privateName is parselbox-private-<host pid>-<random>, as newPrivateCopy
+// names its directories: sweepPrivate recognises those of hosts that are
+// gone. oldPrivateName is the name without the pid of earlier versions.
+var (
+	privateName    = regexp.MustCompile(`^parselbox-private-([0-9]+)-[0-9]+$`)
+	oldPrivateName = regexp.MustCompile(`^parselbox-private-[0-9]+$`)
+)
+
+// oldPrivateAge is how long a private directory named without its host's
+// pid must have been left unchanged before sweepPrivate takes it as left
+// behind.
+const oldPrivateAge = 24 * time.Hour
+
+// sweepPrivate removes from dir the private copies that hosts which died
+// (killed, crashed) left behind: those whose host's pid is not alive, and
+// those named without a pid, by earlier versions, unchanged for
+// oldPrivateAge. A pid that is alive keeps its directories, even when it
+// has been reused by another process since: the directories stay until
+// that process ends too. Only directories (not symbolic links) with the
+// mode newPrivateCopy makes, and owned by this host's user (by any user
+// when it is root, which gives them to the sandbox's user), are removed.
+func sweepPrivate(dir string, now time.Time) {
+	entries, _ := os.ReadDir(dir)
+	euid := uint32(os.Geteuid())
+	for _, e := range entries {
+		name := e.Name()
+		m := privateName.FindStringSubmatch(name)
+		if m == nil && !oldPrivateName.MatchString(name) {
+			continue
+		}
+		if m != nil {
+			pid, err := strconv.Atoi(m[1])
+			if err != nil || pid <= 0 || pid == hostPID || syscall.Kill(pid, 0) != syscall.ESRCH {
+				continue
+			}
+		}
+		p := filepath.Join(dir, name)
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+			continue
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok || (euid != 0 && st.Uid != euid) {
+			continue
+		}
+		if m == nil && now.Sub(fi.ModTime()) < oldPrivateAge {
+			continue
+		}
+		os.RemoveAll(p)
+	}
+}
+
 // newPrivateCopy copies src into a new directory owned by uid (-1: the
 // host's user), under the system's temporary directory so that the user
 // can reach it whatever the modes above src. The directories are made as
@@ -29,7 +85,7 @@ const maxPrivate = 256 << 20
 // file is most of the copy's cost where it means a journal entry (ext4:
 // 0.1 to 0.5 ms each), and it is on the path of every confined boot.
 func newPrivateCopy(src string, uid, gid int) (*privateCopy, error) {
-	dst, err := os.MkdirTemp("", "parselbox-private-")
+	dst, err := os.MkdirTemp("", fmt.Sprintf("parselbox-private-%d-", hostPID))
 	if err != nil {
 		return nil, err
 	}
