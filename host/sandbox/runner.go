@@ -10,6 +10,10 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // The runner (TypeScript, with its features) and its Python package live
@@ -64,6 +68,9 @@ func installRunner(cacheDir string, rt *Runtime) (string, error) {
 	sum := sha256.Sum256([]byte(runnerHash + "\x00" + deps))
 	dir := filepath.Join(cacheDir, "runner-"+hex.EncodeToString(sum[:8]))
 	if _, err := os.Stat(filepath.Join(dir, "deps.ts")); err == nil {
+		// Its mtime says it is in use (pruneRunners).
+		now := time.Now()
+		_ = os.Chtimes(dir, now, now)
 		return dir, nil
 	}
 	if err := os.MkdirAll(cacheDir, 0o700); err != nil {
@@ -99,6 +106,104 @@ func installRunner(cacheDir string, rt *Runtime) (string, error) {
 		return "", fmt.Errorf("installing runner: %w", err)
 	}
 	return dir, nil
+}
+
+// runnerKeep is how long a runner directory of another version is kept
+// after its last use: a host of that version, sharing the cache directory,
+// refreshes its mtime whenever it prepares a sandbox (installRunner).
+const runnerKeep = 24 * time.Hour
+
+// pruned holds the cache directories this process has pruned.
+var pruned sync.Map
+
+// pruneRunners removes, once per process and cache directory, the runner
+// directories of other versions unused for runnerKeep, with what Deno
+// compiled from them into its cache (<cacheDir>/deno/gen/file/<path>):
+// otherwise both grow with every upgrade, and a confined sandbox copies the
+// whole Deno cache at each boot. A host whose compiled files are gone only
+// compiles them again. Symbolic links are never followed: only real
+// directories named runner-<16 hex digits> go. It reads one directory when
+// there is nothing to remove (a few µs).
+func pruneRunners(log hclog.Logger, cacheDir, keep string, now time.Time) {
+	if _, done := pruned.LoadOrStore(cacheDir, true); done {
+		return
+	}
+	entries, err := os.ReadDir(cacheDir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() || e.Type()&fs.ModeSymlink != 0 || !isRunnerName(name) || name == keep {
+			continue
+		}
+		dir := filepath.Join(cacheDir, name)
+		info, err := os.Lstat(dir)
+		if err != nil || !info.IsDir() || now.Sub(info.ModTime()) < runnerKeep {
+			continue
+		}
+		// Compiled output first: a runner directory without it is whole.
+		for _, gen := range denoGenDirs(cacheDir, name) {
+			if err := os.RemoveAll(gen); err != nil {
+				log.Warn("could not remove an old runner's compiled files", "path", gen, "error", err)
+			}
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			log.Warn("could not remove an old runner", "path", dir, "error", err)
+			continue
+		}
+		log.Debug("removed an old runner", "path", dir, "unused_since", info.ModTime())
+	}
+}
+
+// isRunnerName reports whether name is runner- and 16 lower-case hex digits.
+func isRunnerName(name string) bool {
+	h, ok := strings.CutPrefix(name, "runner-")
+	if !ok || len(h) != 16 {
+		return false
+	}
+	for _, c := range h {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// denoGenDirs are the directories, under DENO_DIR (denoEnv), where Deno
+// keeps what it compiled from the runner directory name in cacheDir: its
+// path is the module's, absolute, under gen/file. Only those reached from
+// cacheDir without a symbolic link are returned.
+func denoGenDirs(cacheDir, name string) []string {
+	bases := []string{cacheDir}
+	if r, err := filepath.EvalSymlinks(cacheDir); err == nil && r != cacheDir {
+		bases = append(bases, r)
+	}
+	var out []string
+	for _, base := range bases {
+		rel := filepath.Join("deno", "gen", "file", strings.TrimPrefix(filepath.Join(base, name), string(filepath.Separator)))
+		if realDir(cacheDir, rel) {
+			out = append(out, filepath.Join(cacheDir, rel))
+		}
+	}
+	return out
+}
+
+// realDir reports whether base/rel is a directory reached from base through
+// directories only, no symbolic link.
+func realDir(base, rel string) bool {
+	p := base
+	for _, c := range strings.Split(rel, string(filepath.Separator)) {
+		if c == "" {
+			continue
+		}
+		p = filepath.Join(p, c)
+		info, err := os.Lstat(p)
+		if err != nil || !info.IsDir() {
+			return false
+		}
+	}
+	return true
 }
 
 func fileURL(p string) string {

@@ -254,6 +254,7 @@ func Start(ctx context.Context, opts Options) (*Supervisor, error) {
 	if s.runnerDir, err = installRunner(opts.CacheDir, opts.Runtime); err != nil {
 		return nil, err
 	}
+	pruneRunners(s.log, opts.CacheDir, filepath.Base(s.runnerDir), time.Now())
 	if !opts.NoSnapshot {
 		pk := opts.Packages
 		// A package set whose snapshot could not be built is not tried
@@ -316,6 +317,11 @@ func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 	quota := o.WorkspaceQuota
 	if quota < 0 {
 		quota = 0
+	}
+	// Refreshes the runner's mtime, so that no host prunes it while this
+	// one lives, and installs it again if it is gone all the same.
+	if _, err := installRunner(o.CacheDir, o.Runtime); err != nil {
+		return nil, ReadyInfo{}, err
 	}
 	snap := s.snapshot
 	if snap != "" {
