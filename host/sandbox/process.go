@@ -225,9 +225,11 @@ func spawn(spec spawnSpec) (*process, error) {
 	}()
 
 	if err := p.send(&message{Method: "init", Params: mustJSON(spec.init)}); err != nil {
+		// The process is gone or going (a broken pipe): how it ended is
+		// the news, as in waitReady.
 		p.kill(killClose)
 		<-p.exited
-		return nil, fmt.Errorf("sending init: %w", err)
+		return nil, fmt.Errorf("sending init: %w (%s)", err, p.exitStatus())
 	}
 	return p, nil
 }
