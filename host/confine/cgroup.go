@@ -371,8 +371,7 @@ func sweep(dir string) {
 		if m == nil || !e.IsDir() {
 			continue
 		}
-		pid, _ := strconv.Atoi(m[1])
-		if pid == hostPID || syscall.Kill(pid, 0) != syscall.ESRCH {
+		if pid, err := strconv.Atoi(m[1]); err != nil || !hostGone(pid) {
 			continue
 		}
 		syscall.Rmdir(filepath.Join(dir, e.Name())) // fails, harmlessly, if not empty

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -401,3 +402,11 @@ var testHook atomic.Pointer[func(*exec.Cmd, *Spec) *Spec]
 
 // hostPID is the host's pid, which the shim checks is still its parent.
 var hostPID = os.Getpid()
+
+// hostGone reports whether pid, read from the name of something a host left
+// (a cgroup, a private copy), is a host that has ended: not this one, and
+// no such process. A pid in use, by its host or by a process that reused
+// it, is not gone.
+func hostGone(pid int) bool {
+	return pid > 0 && pid != hostPID && syscall.Kill(pid, 0) == syscall.ESRCH
+}

@@ -58,7 +58,7 @@ func sweepPrivate(dir string, now time.Time) {
 		}
 		if m != nil {
 			pid, err := strconv.Atoi(m[1])
-			if err != nil || pid <= 0 || pid == hostPID || syscall.Kill(pid, 0) != syscall.ESRCH {
+			if err != nil || !hostGone(pid) {
 				continue
 			}
 		}
