@@ -123,17 +123,15 @@ func (r *Router) search(ctx context.Context, pattern string) map[string][]map[st
 	if err != nil {
 		re = regexp.MustCompile("(?i)" + regexp.QuoteMeta(pattern))
 	}
-	r.mu.RLock()
-	order := slices.Clone(r.order)
-	r.mu.RUnlock()
-	keys := make([]string, len(order))
-	own := make([]map[string]any, len(order))
+	all := r.list()
+	keys := make([]string, len(all))
+	own := make([]map[string]any, len(all))
 	var wg sync.WaitGroup
-	for i, name := range order {
-		if name == "sbx" {
+	for i, ns := range all {
+		if ns.builtin {
 			continue
 		}
-		ns := r.namespace(name)
+		name := ns.name
 		key := fmt.Sprintf("%s (%s)", name, ns.kind)
 		keys[i] = key
 		c := ns.catalog(ctx, discoveryAge)

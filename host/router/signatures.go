@@ -20,9 +20,6 @@ import (
 // remaining tools are left out and a last line says how many, and that
 // sbx.search finds them. "" when there are no tools.
 func (r *Router) Signatures(ctx context.Context, budgetTokens int) string {
-	r.mu.RLock()
-	order := slices.Clone(r.order)
-	r.mu.RUnlock()
 	var b strings.Builder
 	budget := budgetTokens * 4
 	var left []string // "ns (3)": the namespaces with tools left out, how many
@@ -31,11 +28,11 @@ func (r *Router) Signatures(ctx context.Context, budgetTokens int) string {
 		left = append(left, fmt.Sprintf("%s (%d)", name, n))
 		nLeft += n
 	}
-	for _, name := range order {
-		ns := r.namespace(name)
-		if ns == nil || ns.builtin {
+	for _, ns := range r.list() {
+		if ns.builtin {
 			continue
 		}
+		name := ns.name
 		c := ns.catalog(ctx, discoveryAge)
 		paths := slices.Sorted(maps.Keys(c.alias))
 		if len(paths) == 0 {
