@@ -1,6 +1,7 @@
 package router
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -74,12 +75,9 @@ var taskIDChars = regexp.MustCompile(`[^A-Za-z0-9_-]`)
 func (ts *tasks) slot(id string) *task {
 	t := ts.byID[id]
 	if t == nil {
-		safe := taskIDChars.ReplaceAllString(id, "_")
-		if safe == "" {
-			safe = "task"
-		}
 		t = &task{id: id, inbox: make(chan json.RawMessage, inboxSize), log: ts.log}
 		if ts.dir != "" {
+			safe := cmp.Or(taskIDChars.ReplaceAllString(id, "_"), "task")
 			t.logPath = filepath.Join(ts.dir, safe+".log")
 		}
 		ts.byID[id] = t
