@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -362,7 +361,7 @@ func (r *Router) tool(ctx context.Context, path string) (*namespace, *sdk.ToolIn
 	if err != nil {
 		return nil, nil, err
 	}
-	c := ns.catalog(ctx, math.MaxInt64)
+	c := ns.cat.Load()
 	t := c.find(rest)
 	if t == nil && ns.dynamic {
 		c = ns.catalog(ctx, missAge)

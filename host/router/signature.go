@@ -46,24 +46,20 @@ func signature(name string, t *sdk.ToolInfo, maxDefault int) string {
 	parts := make([]string, 0, len(params))
 	for i, p := range params {
 		prop := parseSchema(s.Properties[p])
+		part := annotated(p, pyType(prop))
 		switch {
 		case t.Variadic && i == len(params)-1:
-			typ := ""
-			if prop.Items != nil {
-				typ = pyType(parseSchema(prop.Items))
-			}
-			parts = append(parts, "*"+annotated(p, typ))
+			part = "*" + annotated(p, pyType(parseSchema(prop.Items)))
 		case prop.Default != nil:
 			def := pyLiteral(prop.Default)
 			if maxDefault > 0 && len(def) > maxDefault {
 				def = "..."
 			}
-			parts = append(parts, annotated(p, pyType(prop))+" = "+def)
-		case slices.Contains(s.Required, p):
-			parts = append(parts, annotated(p, pyType(prop)))
-		default:
-			parts = append(parts, annotated(p, pyType(prop))+" = None")
+			part += " = " + def
+		case !slices.Contains(s.Required, p):
+			part += " = None"
 		}
+		parts = append(parts, part)
 	}
 	line := name + "(" + strings.Join(parts, ", ") + ")"
 	if ret := returnType(t.OutputSchema); ret != "" {
