@@ -383,27 +383,20 @@ func (lv *level) doc(goName, name string) string {
 
 // paramNames returns the names that ParamNames gives goName or name.
 func (lv *level) paramNames(goName, name string) ([]string, error) {
-	p, byGo := lv.names[goName]
-	q, byName := lv.names[name]
-	switch {
-	case byGo && byName && goName != name:
+	_, byGo := lv.names[goName]
+	if _, byName := lv.names[name]; byGo && byName && goName != name {
 		return nil, fmt.Errorf("ParamNames: both %q and %q are given", goName, name)
-	case byGo:
-		lv.used[goName] = true
-		return nonNil(p), nil
-	case byName:
-		lv.used[name] = true
-		return nonNil(q), nil
+	}
+	for _, key := range [...]string{goName, name} {
+		if p, ok := lv.names[key]; ok {
+			lv.used[key] = true
+			if p == nil {
+				p = []string{} // an explicit empty list, not "no names"
+			}
+			return p, nil
+		}
 	}
 	return nil, nil
-}
-
-// nonNil keeps an explicit empty list of names apart from "no names".
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 // mentions reports whether ToolDocs or ParamNames has a key for goName or
