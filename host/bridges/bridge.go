@@ -1,6 +1,7 @@
 package bridges
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -178,10 +179,7 @@ func (b *bridge) Configure(ctx context.Context, req *sdk.ConfigureRequest) error
 	if len(cfg) == 0 {
 		cfg = json.RawMessage(`{}`)
 	}
-	host := req.Host
-	if host == nil {
-		host = b.m.opts.Host
-	}
+	host := cmp.Or(req.Host, b.m.opts.Host)
 	creq := &sdk.ConfigureRequest{Config: cfg, Host: host}
 	err = in.rpc.Configure(ctx, creq)
 	if errors.Is(err, wire.ErrUnavailable) {
@@ -228,11 +226,8 @@ func (b *bridge) Shutdown(ctx context.Context) error {
 	if in == nil || !in.alive() {
 		return nil
 	}
-	err := in.rpc.Shutdown(ctx)
-	if errors.Is(err, wire.ErrUnavailable) {
-		return nil // gone already
-	}
-	if err != nil {
+	// ErrUnavailable: gone already.
+	if err := in.rpc.Shutdown(ctx); err != nil && !errors.Is(err, wire.ErrUnavailable) {
 		return fmt.Errorf("bridge %q: shutting down: %w", b.name, err)
 	}
 	return nil
