@@ -236,8 +236,7 @@ func (b *bridge) Shutdown(ctx context.Context) error {
 // current returns a live instance, starting a new process if the last one
 // is gone.
 func (b *bridge) current(ctx context.Context) (*instance, error) {
-	in, err := b.live()
-	if in != nil || err != nil {
+	if in, err := b.live(); in != nil || err != nil {
 		return in, err
 	}
 	select {
@@ -247,8 +246,7 @@ func (b *bridge) current(ctx context.Context) (*instance, error) {
 		return nil, ctx.Err()
 	}
 	// Another caller may have restarted it while this one waited.
-	in, err = b.live()
-	if in != nil || err != nil {
+	if in, err := b.live(); in != nil || err != nil {
 		return in, err
 	}
 	b.mu.Lock()
@@ -265,7 +263,7 @@ func (b *bridge) current(ctx context.Context) (*instance, error) {
 		}
 	}
 	b.log.Info("restarting bridge", logKeyAttempt, b.backoff.attempts())
-	in, err = b.launch(ctx)
+	in, err := b.launch(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err

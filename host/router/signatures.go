@@ -32,17 +32,16 @@ func (r *Router) Signatures(ctx context.Context, budgetTokens int) string {
 		if ns.builtin {
 			continue
 		}
-		name := ns.name
 		c := ns.catalog(ctx, discoveryAge)
 		paths := slices.Sorted(maps.Keys(c.alias))
 		if len(paths) == 0 {
 			continue
 		}
 		if len(left) > 0 { // the budget is spent
-			leaveOut(name, len(paths))
+			leaveOut(ns.name, len(paths))
 			continue
 		}
-		head := "class " + name + ":"
+		head := "class " + ns.name + ":"
 		if d := firstLine(c.desc.Description); d != "" {
 			head += "  # " + d
 		}
@@ -62,7 +61,7 @@ func (r *Router) Signatures(ctx context.Context, budgetTokens int) string {
 				need += len(head)
 			}
 			if budget > 0 && b.Len()+need > budget {
-				leaveOut(name, len(paths)-i)
+				leaveOut(ns.name, len(paths)-i)
 				break
 			}
 			if !wroteHead {
