@@ -1,6 +1,7 @@
 package router
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"slices"
@@ -78,10 +79,7 @@ func (p *Policy) refusal(ns string, readOnly bool, names ...string) string {
 
 // source names where the policy of namespace ns was declared.
 func (p *Policy) source(ns string) string {
-	if p.Source == "" {
-		return fmt.Sprintf("namespace %q", ns)
-	}
-	return p.Source
+	return cmp.Or(p.Source, fmt.Sprintf("namespace %q", ns))
 }
 
 func quoteList(xs []string) string {

@@ -45,8 +45,7 @@ func (r *Router) Signatures(ctx context.Context, budgetTokens int) string {
 		if d := firstLine(c.desc.Description); d != "" {
 			head += "  # " + d
 		}
-		head += "\n"
-		wroteHead := false
+		head += "\n" // written with the first line that fits, then ""
 		for i, py := range paths {
 			t := c.tools[c.alias[py]]
 			line := "    def " + listedSignature(py, t) + ":"
@@ -56,19 +55,12 @@ func (r *Router) Signatures(ctx context.Context, budgetTokens int) string {
 				line += " ..."
 			}
 			line += "\n"
-			need := len(line)
-			if !wroteHead {
-				need += len(head)
-			}
-			if budget > 0 && b.Len()+need > budget {
+			if budget > 0 && b.Len()+len(head)+len(line) > budget {
 				leaveOut(ns.name, len(paths)-i)
 				break
 			}
-			if !wroteHead {
-				b.WriteString(head)
-				wroteHead = true
-			}
-			b.WriteString(line)
+			b.WriteString(head + line)
+			head = ""
 		}
 	}
 	if len(left) > 0 {
