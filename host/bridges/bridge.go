@@ -1,6 +1,7 @@
 package bridges
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -60,20 +61,16 @@ func (in *instance) kill() {
 	in.client.Kill()
 }
 
-// stop lets go-plugin stop the process (it closes the connection, which
-// ends the plugin's server, and kills the process after 2s); it kills the
-// process at once when ctx is done.
-func (in *instance) stop(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() {
-		in.client.Kill()
-		close(done)
-	}()
+// untilDone returns f's error, or ctx's when ctx is done first: then it
+// kills proc at once, which ends f, and waits for f.
+func untilDone(ctx context.Context, proc *process, f func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
 	select {
-	case <-done:
-		return nil
+	case err := <-done:
+		return err
 	case <-ctx.Done():
-		_ = in.proc.Kill(context.Background())
+		_ = proc.Kill(context.Background())
 		<-done
 		return ctx.Err()
 	}
@@ -145,17 +142,13 @@ func (b *bridge) Pid() int {
 func (b *bridge) install(in *instance) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.closed || b.m.isClosed() {
+	b.m.mu.Lock()
+	defer b.m.mu.Unlock()
+	if b.closed || b.m.closed {
 		return false
 	}
 	b.inst = in
 	return true
-}
-
-func (m *Manager) isClosed() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.closed
 }
 
 // Describe implements sdk.BridgeServer.
@@ -186,10 +179,7 @@ func (b *bridge) Configure(ctx context.Context, req *sdk.ConfigureRequest) error
 	if len(cfg) == 0 {
 		cfg = json.RawMessage(`{}`)
 	}
-	host := req.Host
-	if host == nil {
-		host = b.m.opts.Host
-	}
+	host := cmp.Or(req.Host, b.m.opts.Host)
 	creq := &sdk.ConfigureRequest{Config: cfg, Host: host}
 	err = in.rpc.Configure(ctx, creq)
 	if errors.Is(err, wire.ErrUnavailable) {
@@ -236,11 +226,8 @@ func (b *bridge) Shutdown(ctx context.Context) error {
 	if in == nil || !in.alive() {
 		return nil
 	}
-	err := in.rpc.Shutdown(ctx)
-	if errors.Is(err, wire.ErrUnavailable) {
-		return nil // gone already
-	}
-	if err != nil {
+	// ErrUnavailable: gone already.
+	if err := in.rpc.Shutdown(ctx); err != nil && !errors.Is(err, wire.ErrUnavailable) {
 		return fmt.Errorf("bridge %q: shutting down: %w", b.name, err)
 	}
 	return nil
@@ -249,8 +236,7 @@ func (b *bridge) Shutdown(ctx context.Context) error {
 // current returns a live instance, starting a new process if the last one
 // is gone.
 func (b *bridge) current(ctx context.Context) (*instance, error) {
-	in, err := b.live()
-	if in != nil || err != nil {
+	if in, err := b.live(); in != nil || err != nil {
 		return in, err
 	}
 	select {
@@ -260,28 +246,24 @@ func (b *bridge) current(ctx context.Context) (*instance, error) {
 		return nil, ctx.Err()
 	}
 	// Another caller may have restarted it while this one waited.
-	in, err = b.live()
-	if in != nil || err != nil {
+	if in, err := b.live(); in != nil || err != nil {
 		return in, err
 	}
 	b.mu.Lock()
-	old := b.inst
+	old, last := b.inst, b.lastErr
 	b.mu.Unlock()
 	if old != nil {
 		b.markDead(old)
 		old.kill()
 	}
 	if d := b.backoff.remaining(); d > 0 {
-		b.mu.Lock()
-		last := b.lastErr
-		b.mu.Unlock()
 		return nil, &unavailableError{
 			msg:   fmt.Sprintf("bridge %q is down after %d failures in a row; the next restart is due in %s (last failure: %v)", b.name, b.backoff.attempts(), d.Round(time.Millisecond), last),
 			cause: last,
 		}
 	}
 	b.log.Info("restarting bridge", logKeyAttempt, b.backoff.attempts())
-	in, err = b.launch(ctx)
+	in, err := b.launch(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
@@ -332,20 +314,20 @@ func (b *bridge) markDead(in *instance) {
 func (b *bridge) lost(in *instance, during string, err error) error {
 	b.mu.Lock()
 	closed := b.closed
+	if !closed {
+		b.lastErr = err
+	}
 	b.mu.Unlock()
 	if closed {
 		return b.closedError()
 	}
 	b.markDead(in)
-	b.mu.Lock()
-	b.lastErr = err
-	b.mu.Unlock()
 	// The process is usually reaped within milliseconds of the broken
 	// connection; say how it ended if it is known soon.
 	how := "its connection was lost"
 	select {
 	case <-in.proc.exited:
-		how = in.proc.exitState()
+		how = in.proc.state
 	case <-time.After(100 * time.Millisecond):
 	}
 	return &unavailableError{
@@ -391,7 +373,12 @@ func (b *bridge) launch(ctx context.Context) (*instance, error) {
 		SyncStderr:       stdio,
 	})
 
-	conn, err := startClient(ctx, client, proc)
+	// go-plugin's handshake; killing the process ends it at once.
+	var conn plugin.ClientProtocol
+	err = untilDone(ctx, proc, func() (err error) {
+		conn, err = client.Client()
+		return err
+	})
 	if err != nil {
 		client.Kill()
 		if strings.Contains(err.Error(), "incompatible API version") || strings.Contains(err.Error(), "incompatible core API version") {
@@ -440,28 +427,6 @@ func configError(err error) error {
 	return err
 }
 
-// startClient starts the plugin (go-plugin's handshake), giving up when ctx
-// is done.
-func startClient(ctx context.Context, client *plugin.Client, proc *process) (plugin.ClientProtocol, error) {
-	type result struct {
-		conn plugin.ClientProtocol
-		err  error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		conn, err := client.Client()
-		ch <- result{conn, err}
-	}()
-	select {
-	case r := <-ch:
-		return r.conn, r.err
-	case <-ctx.Done():
-		_ = proc.Kill(context.Background()) // ends the handshake at once
-		<-ch
-		return nil, ctx.Err()
-	}
-}
-
 // env returns the plugin's environment: go-plugin's variables (base), the
 // host variables that the configuration names (those that are set), and the
 // host's log level. Nothing else of the host's environment.
@@ -497,7 +462,13 @@ func (b *bridge) stop(ctx context.Context) error {
 			b.log.Warn("bridge shutdown failed; stopping it anyway", logKeyError, err)
 		}
 	}
-	if err := in.stop(ctx); err != nil {
+	// go-plugin's Kill closes the connection, which ends the plugin's
+	// server, and kills the process after 2s; ctx done kills it at once.
+	err := untilDone(ctx, in.proc, func() error {
+		in.client.Kill()
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("bridge %q: stopping: %w", b.name, err)
 	}
 	return nil

@@ -110,17 +110,15 @@ func NewManager(opts Options) *Manager {
 	if opts.ExecutableDir == "" {
 		opts.ExecutableDir = executableDir()
 	}
-	if opts.StartTimeout <= 0 {
-		opts.StartTimeout = DefaultStartTimeout
-	}
-	if opts.ShutdownTimeout <= 0 {
-		opts.ShutdownTimeout = DefaultShutdownTimeout
-	}
-	if opts.RestartDelay <= 0 {
-		opts.RestartDelay = DefaultRestartDelay
-	}
-	if opts.MaxRestartDelay <= 0 {
-		opts.MaxRestartDelay = DefaultMaxRestartDelay
+	for d, def := range map[*time.Duration]time.Duration{
+		&opts.StartTimeout:    DefaultStartTimeout,
+		&opts.ShutdownTimeout: DefaultShutdownTimeout,
+		&opts.RestartDelay:    DefaultRestartDelay,
+		&opts.MaxRestartDelay: DefaultMaxRestartDelay,
+	} {
+		if *d <= 0 {
+			*d = def
+		}
 	}
 	return &Manager{
 		opts:    opts,

@@ -36,7 +36,7 @@ type process struct {
 	stdout io.ReadCloser
 	stderr io.ReadCloser
 	exited chan struct{} // closed once the process has exited and is reaped
-	state  string        // how it exited ("signal: killed", "exit status 2")
+	state  string        // how it exited ("signal: killed", "exit status 2"), set before exited is closed
 	killed atomic.Bool   // the host killed it (Kill): its end is no error
 }
 
@@ -85,16 +85,14 @@ func (p *process) Wait(context.Context) error {
 	pg := p.pg
 	p.mu.Unlock()
 	err := pg.Wait()
-	p.mu.Lock()
-	if p.cmd.ProcessState != nil {
-		p.state = p.cmd.ProcessState.String()
+	if ps := p.cmd.ProcessState; ps != nil {
+		p.state = ps.String()
 	}
-	p.mu.Unlock()
 	close(p.exited)
 	if err != nil && p.killed.Load() {
 		// Stopped on purpose (it refused its configuration, the host
 		// closes): go-plugin would log an ERROR for it.
-		p.logger.Debug("plugin process stopped", logKeyPath, p.path, "state", p.exitState())
+		p.logger.Debug("plugin process stopped", logKeyPath, p.path, "state", p.state)
 		return nil
 	}
 	return err
@@ -111,13 +109,6 @@ func (p *process) Kill(context.Context) error {
 		pg.Kill()
 	}
 	return nil
-}
-
-// exitState returns how the process exited, once it has.
-func (p *process) exitState() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.state
 }
 
 // Stdout implements runner.Runner.

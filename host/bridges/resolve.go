@@ -39,10 +39,10 @@ func (m *Manager) Dirs() []string {
 func (m *Manager) Find(plugin string) (string, error) {
 	if strings.ContainsRune(plugin, '/') || strings.ContainsRune(plugin, filepath.Separator) {
 		path, err := filepath.Abs(plugin)
-		if err != nil {
-			return "", fmt.Errorf("%w: %v", ErrPluginNotFound, err)
+		if err == nil {
+			err = checkExecutable(path)
 		}
-		if err := checkExecutable(path); err != nil {
+		if err != nil {
 			return "", fmt.Errorf("%w: %v", ErrPluginNotFound, err)
 		}
 		return path, nil
@@ -54,14 +54,11 @@ func (m *Manager) Find(plugin string) (string, error) {
 			return path, nil
 		}
 	}
-	return "", fmt.Errorf("%w: no executable %s in %s", ErrPluginNotFound, BinaryPrefix+plugin, describeDirs(dirs))
-}
-
-func describeDirs(dirs []string) string {
-	if len(dirs) == 0 {
-		return "no plugin directory"
+	where := "no plugin directory"
+	if len(dirs) > 0 {
+		where = strings.Join(dirs, ", ")
 	}
-	return strings.Join(dirs, ", ")
+	return "", fmt.Errorf("%w: no executable %s in %s", ErrPluginNotFound, BinaryPrefix+plugin, where)
 }
 
 // List returns the plugins found in Dirs, by name; a name found in several

@@ -57,7 +57,6 @@ type ParamNamer interface {
 // spec is a tool found by the crawler, added to the bridge once all are
 // found (in name order).
 type spec struct {
-	name string
 	tool *sdk.Tool
 	fn   any
 }
@@ -90,7 +89,7 @@ func New(name string, v any) (sdk.BridgeServer, error) {
 	for _, ns := range c.namespaces {
 		b.AddNamespace(&ns)
 	}
-	slices.SortFunc(c.specs, func(x, y spec) int { return strings.Compare(x.name, y.name) })
+	slices.SortFunc(c.specs, func(x, y spec) int { return strings.Compare(x.tool.Name, y.tool.Name) })
 	for _, sp := range c.specs {
 		if err := b.AddFunc(sp.tool, sp.fn); err != nil {
 			return nil, fmt.Errorf("inproc: namespace %q: %w", name, err)
@@ -138,18 +137,17 @@ func (c *crawler) build(v any) (string, sdk.Shutdowner, error) {
 
 // addFunc makes f the bridge's only tool, named "".
 func (c *crawler) addFunc(f Func) error {
-	t, err := c.funcTool("", f, nil)
+	t, err := c.funcTool(f, nil)
 	if err != nil {
 		return err
 	}
-	t.tool.Description = f.Description
 	c.specs = append(c.specs, *t)
 	return nil
 }
 
-// funcTool checks f.Fn as the tool name, its parameters named by f.Params
-// or else by names.
-func (c *crawler) funcTool(name string, f Func, names []string) (*spec, error) {
+// funcTool checks f.Fn as a tool described by f, its parameters named by
+// f.Params or else by names.
+func (c *crawler) funcTool(f Func, names []string) (*spec, error) {
 	fn := reflect.ValueOf(f.Fn)
 	if fn.Kind() != reflect.Func || fn.IsNil() {
 		return nil, fmt.Errorf("Func.Fn is %T, not a func", f.Fn)
@@ -157,17 +155,17 @@ func (c *crawler) funcTool(name string, f Func, names []string) (*spec, error) {
 	if f.Params != nil {
 		names = f.Params
 	}
-	return c.tool(name, fn, names)
+	return c.tool(fn, names, f.Description)
 }
 
-// tool checks that fn makes a tool (on the scratch bridge) and returns it.
-func (c *crawler) tool(name string, fn reflect.Value, names []string) (*spec, error) {
-	t := &sdk.Tool{Name: "t", Params: names}
-	if err := c.check.AddFunc(t, fn.Interface()); err != nil {
+// tool checks that fn makes a tool (on the scratch bridge) and returns it,
+// named "" until add names it.
+func (c *crawler) tool(fn reflect.Value, names []string, description string) (*spec, error) {
+	if err := c.check.AddFunc(&sdk.Tool{Name: "t", Params: names}, fn.Interface()); err != nil {
 		return nil, err
 	}
 	c.check.RemoveTool("t")
-	return &spec{name: name, tool: &sdk.Tool{Name: name, Params: names}, fn: fn.Interface()}, nil
+	return &spec{tool: &sdk.Tool{Params: names, Description: description}, fn: fn.Interface()}, nil
 }
 
 // noTools explains why v has no tools.
@@ -214,7 +212,7 @@ func (c *crawler) crawl(v reflect.Value, path string, depth int) (int, string, e
 	if p, ok := v.Interface().(ParamNamer); ok {
 		lv.names = p.ParamNames()
 	}
-	n := 0
+	found := len(c.specs)
 	skipped := make(map[string]error)
 	if depth == 0 {
 		c.rootSkipped = skipped
@@ -237,7 +235,7 @@ func (c *crawler) crawl(v reflect.Value, path string, depth int) (int, string, e
 		if err != nil {
 			return 0, "", err
 		}
-		t, err := c.tool(m.Name, fn, names)
+		t, err := c.tool(fn, names, "")
 		if err != nil {
 			if lv.mentions(m.Name, tn) {
 				return 0, "", fmt.Errorf("method %s: %w", m.Name, err)
@@ -248,7 +246,6 @@ func (c *crawler) crawl(v reflect.Value, path string, depth int) (int, string, e
 		if err := c.add(lv, t, path, tn, m.Name); err != nil {
 			return 0, "", err
 		}
-		n++
 	}
 
 	sv := v
@@ -256,11 +253,9 @@ func (c *crawler) crawl(v reflect.Value, path string, depth int) (int, string, e
 		sv = sv.Elem()
 	}
 	if sv.Kind() == reflect.Struct {
-		k, err := c.fields(lv, sv, path, depth)
-		if err != nil {
+		if err := c.fields(lv, sv, path, depth); err != nil {
 			return 0, "", err
 		}
-		n += k
 	}
 
 	for _, key := range slices.Sorted(maps.Keys(lv.docs)) {
@@ -273,14 +268,13 @@ func (c *crawler) crawl(v reflect.Value, path string, depth int) (int, string, e
 			return 0, "", fmt.Errorf("ParamNames: %q is not a tool of %s", key, vt)
 		}
 	}
-	return n, lv.docs[""], nil
+	return len(c.specs) - found, lv.docs[""], nil
 }
 
 // fields adds the tools of the exported fields of struct value sv: fields
 // that hold a Func, and namespace fields.
-func (c *crawler) fields(lv *level, sv reflect.Value, path string, depth int) (int, error) {
+func (c *crawler) fields(lv *level, sv reflect.Value, path string, depth int) error {
 	st := sv.Type()
-	n := 0
 	for i := range st.NumField() {
 		sf := st.Field(i)
 		if !sf.IsExported() || sf.Anonymous {
@@ -291,7 +285,7 @@ func (c *crawler) fields(lv *level, sv reflect.Value, path string, depth int) (i
 			continue
 		}
 		if tag != "" && tag != "namespace" {
-			return 0, fmt.Errorf("field %s: unknown tag parselbox:%q (want \"-\" or \"namespace\")", sf.Name, tag)
+			return fmt.Errorf("field %s: unknown tag parselbox:%q (want \"-\" or \"namespace\")", sf.Name, tag)
 		}
 		fv := sv.Field(i)
 		tn := toolName(sf.Name)
@@ -299,17 +293,15 @@ func (c *crawler) fields(lv *level, sv reflect.Value, path string, depth int) (i
 		if f, ok := funcField(fv); ok {
 			names, err := lv.paramNames(sf.Name, tn)
 			if err != nil {
-				return 0, err
+				return err
 			}
-			t, err := c.funcTool(sf.Name, f, names)
+			t, err := c.funcTool(f, names)
 			if err != nil {
-				return 0, fmt.Errorf("field %s: %w", sf.Name, err)
+				return fmt.Errorf("field %s: %w", sf.Name, err)
 			}
-			t.tool.Description = f.Description
 			if err := c.add(lv, t, path, tn, sf.Name); err != nil {
-				return 0, err
+				return err
 			}
-			n++
 			continue
 		}
 
@@ -319,7 +311,7 @@ func (c *crawler) fields(lv *level, sv reflect.Value, path string, depth int) (i
 		nv, ok := namespaceValue(fv, st.PkgPath(), tag == "namespace")
 		if !ok {
 			if tag == "namespace" {
-				return 0, fmt.Errorf("field %s: tagged parselbox:\"namespace\" but holds %s", sf.Name, describeValue(fv))
+				return fmt.Errorf("field %s: tagged parselbox:\"namespace\" but holds %s", sf.Name, describeValue(fv))
 			}
 			continue
 		}
@@ -335,25 +327,24 @@ func (c *crawler) fields(lv *level, sv reflect.Value, path string, depth int) (i
 		k, doc, err := c.crawl(nv, subPath, depth+1)
 		delete(c.onPath, key)
 		if err != nil {
-			return 0, fmt.Errorf("field %s: %w", sf.Name, err)
+			return fmt.Errorf("field %s: %w", sf.Name, err)
 		}
 		if k == 0 {
 			if tag == "namespace" {
-				return 0, fmt.Errorf("field %s: tagged parselbox:\"namespace\" but %s has no tools", sf.Name, nv.Type())
+				return fmt.Errorf("field %s: tagged parselbox:\"namespace\" but %s has no tools", sf.Name, nv.Type())
 			}
 			continue
 		}
 		if err := lv.take(tn, sf.Name); err != nil {
-			return 0, err
+			return err
 		}
 		// The namespace's own ToolDocs()[""] wins over its parent's entry.
 		if parentDoc := lv.doc(sf.Name, tn); doc == "" {
 			doc = parentDoc
 		}
 		c.namespaces = append(c.namespaces, sdk.NamespaceInfo{Path: subPath, Description: doc})
-		n += k
 	}
-	return n, nil
+	return nil
 }
 
 // add registers t as the tool tn (Go name goName) of the namespace at path.
@@ -361,8 +352,7 @@ func (c *crawler) add(lv *level, t *spec, path, tn, goName string) error {
 	if err := lv.take(tn, goName); err != nil {
 		return err
 	}
-	t.name = join(path, tn)
-	t.tool.Name = t.name
+	t.tool.Name = join(path, tn)
 	// A Func's own Description wins over ToolDocs.
 	if d := lv.doc(goName, tn); t.tool.Description == "" {
 		t.tool.Description = d
@@ -393,27 +383,20 @@ func (lv *level) doc(goName, name string) string {
 
 // paramNames returns the names that ParamNames gives goName or name.
 func (lv *level) paramNames(goName, name string) ([]string, error) {
-	p, byGo := lv.names[goName]
-	q, byName := lv.names[name]
-	switch {
-	case byGo && byName && goName != name:
+	_, byGo := lv.names[goName]
+	if _, byName := lv.names[name]; byGo && byName && goName != name {
 		return nil, fmt.Errorf("ParamNames: both %q and %q are given", goName, name)
-	case byGo:
-		lv.used[goName] = true
-		return nonNil(p), nil
-	case byName:
-		lv.used[name] = true
-		return nonNil(q), nil
+	}
+	for _, key := range [...]string{goName, name} {
+		if p, ok := lv.names[key]; ok {
+			lv.used[key] = true
+			if p == nil {
+				p = []string{} // an explicit empty list, not "no names"
+			}
+			return p, nil
+		}
 	}
 	return nil, nil
-}
-
-// nonNil keeps an explicit empty list of names apart from "no names".
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 // mentions reports whether ToolDocs or ParamNames has a key for goName or

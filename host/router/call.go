@@ -46,13 +46,6 @@ func (r *Router) call(ctx context.Context, p *callParams) (json.RawMessage, erro
 	return res, err
 }
 
-// refused marks a recorded call refused (rec is nil if it is not recorded).
-func (rec *CallRecord) refused() {
-	if rec != nil {
-		rec.Outcome = "refused"
-	}
-}
-
 // record hands a finished call to the recorder.
 func (r *Router) record(e *Execution, rec *CallRecord, err error) {
 	rec.Duration = time.Since(rec.Start)
@@ -99,17 +92,12 @@ func recordedArgs(args json.RawMessage, red *sdk.Redactor) json.RawMessage {
 func (r *Router) route(ctx context.Context, p *callParams, rec *CallRecord) (json.RawMessage, error) {
 	ns, tool, err := r.tool(ctx, p.Path)
 	if err != nil {
-		if re, ok := errors.AsType[*sandbox.RemoteError](err); ok && re.Type == sdk.CodePermission.Python() {
-			rec.refused()
-		}
-		r.tasks.forget(p.TaskID)
-		return nil, err
+		return nil, r.refuse(p, rec, err)
 	}
 	red := ns.redactor()
 	args, err := bindArgs(tool, p.Args, p.Kwargs)
 	if err != nil {
-		r.tasks.forget(p.TaskID)
-		return nil, pyErr(sdk.CodeInvalidArgument, "%s: %v", p.Path, err)
+		return nil, r.refuse(p, rec, pyErr(sdk.CodeInvalidArgument, "%s: %v", p.Path, err))
 	}
 	call := &Call{Path: joinPath(ns.name, tool.Name), Arguments: args, TaskID: p.TaskID}
 	if rec != nil {
@@ -120,16 +108,12 @@ func (r *Router) route(ctx context.Context, p *callParams, rec *CallRecord) (jso
 	}
 	if e := r.current(); e != nil && !ns.builtin {
 		if err := e.budget.take(ns.name, ns.policy); err != nil {
-			r.tasks.forget(p.TaskID)
-			rec.refused()
-			return nil, err
+			return nil, r.refuse(p, rec, err)
 		}
 	}
 	if h := r.opts.Hooks; h != nil && !ns.builtin {
 		if err := h.PreToolCall(ctx, call); err != nil {
-			r.tasks.forget(p.TaskID)
-			rec.refused()
-			return nil, pyErr(sdk.CodePermission, "%v", err)
+			return nil, r.refuse(p, rec, pyErr(sdk.CodePermission, "%v", err))
 		}
 	}
 	req := &sdk.CallToolRequest{Name: tool.Name, Arguments: args, TaskID: p.TaskID}
@@ -178,6 +162,17 @@ func (r *Router) route(ctx context.Context, p *callParams, rec *CallRecord) (jso
 		}
 	}
 	return content, nil
+}
+
+// refuse returns err, that of a call stopped before it ran: its task is
+// forgotten, and a PermissionError is recorded as a refusal (rec is nil
+// when calls are not recorded).
+func (r *Router) refuse(p *callParams, rec *CallRecord, err error) error {
+	if re, ok := errors.AsType[*sandbox.RemoteError](err); ok && re.Type == sdk.CodePermission.Python() && rec != nil {
+		rec.Outcome = "refused"
+	}
+	r.tasks.forget(p.TaskID)
+	return err
 }
 
 // bindArgs maps positional arguments onto the tool's parameters in order

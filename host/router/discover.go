@@ -18,7 +18,6 @@ import (
 // sorted, each list empty rather than nil.
 func (c *catalog) children(prefix string) (tools, subs []string) {
 	tools, subs = []string{}, []string{}
-	seenSub := map[string]bool{}
 	for py := range c.alias {
 		rest := py
 		if prefix != "" {
@@ -28,17 +27,14 @@ func (c *catalog) children(prefix string) (tools, subs []string) {
 			}
 		}
 		if head, _, nested := strings.Cut(rest, "."); nested {
-			if !seenSub[head] {
-				seenSub[head] = true
-				subs = append(subs, head)
-			}
+			subs = append(subs, head)
 		} else if rest != "" {
 			tools = append(tools, rest)
 		}
 	}
 	slices.Sort(tools)
 	slices.Sort(subs)
-	return tools, subs
+	return tools, slices.Compact(subs)
 }
 
 func (r *Router) dir(ctx context.Context, path string) ([]string, error) {
@@ -47,7 +43,7 @@ func (r *Router) dir(ctx context.Context, path string) ([]string, error) {
 		return nil, err
 	}
 	tools, subs := ns.catalog(ctx, discoveryAge).children(rest)
-	names := append(append(make([]string, 0, len(tools)+len(subs)), tools...), subs...)
+	names := append(tools, subs...)
 	slices.Sort(names)
 	return names, nil
 }

@@ -1,6 +1,7 @@
 package router
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"slices"
@@ -45,14 +46,11 @@ func CheckPattern(p string) error {
 	return nil
 }
 
-// filters reports whether the policy removes any tool from discovery.
-func (p *Policy) filters() bool { return len(p.Allow) > 0 || len(p.Deny) > 0 || p.ReadOnly }
-
 // refusal says why the policy refuses a tool, "" when it allows it. names
 // are the tool's paths within its bridge (its own name, its Python name),
 // ns the namespace; read-only is what the tool declares.
 func (p *Policy) refusal(ns string, readOnly bool, names ...string) string {
-	if p == nil || !p.filters() {
+	if p == nil {
 		return ""
 	}
 	var candidates []string
@@ -81,10 +79,7 @@ func (p *Policy) refusal(ns string, readOnly bool, names ...string) string {
 
 // source names where the policy of namespace ns was declared.
 func (p *Policy) source(ns string) string {
-	if p.Source == "" {
-		return fmt.Sprintf("namespace %q", ns)
-	}
-	return p.Source
+	return cmp.Or(p.Source, fmt.Sprintf("namespace %q", ns))
 }
 
 func quoteList(xs []string) string {

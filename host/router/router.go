@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -67,7 +67,7 @@ type Router struct {
 
 	mu         sync.RWMutex
 	namespaces map[string]*namespace
-	order      []string // in the order added
+	order      []*namespace // in the order added
 
 	policies map[string]Policy // by namespace, for Add
 
@@ -138,15 +138,15 @@ func newCatalog(d *sdk.Description, red *sdk.Redactor, ns string, policy *Policy
 	}
 	for i := range d.Tools {
 		t := &d.Tools[i]
-		if why := policy.refusal(ns, t.ReadOnly, t.Name, sdk.PythonName(t.Name)); why != "" {
-			c.denied[t.Name], c.denied[sdk.PythonName(t.Name)] = why, why
+		py := sdk.PythonName(t.Name)
+		if why := policy.refusal(ns, t.ReadOnly, t.Name, py); why != "" {
+			c.denied[t.Name], c.denied[py] = why, why
 			continue
 		}
 		c.tools[t.Name] = t
 		// Two names that look the same in Python ("a-b" and "a_b"): the
 		// first in name order keeps the Python name; the other is still
 		// callable by its own name.
-		py := sdk.PythonName(t.Name)
 		if prev, taken := c.alias[py]; !taken || t.Name < prev {
 			c.alias[py] = t.Name
 		}
@@ -265,8 +265,15 @@ func (r *Router) add(ctx context.Context, ns *namespace) error {
 		return fmt.Errorf("namespace %q is defined twice", ns.name)
 	}
 	r.namespaces[ns.name] = ns
-	r.order = append(r.order, ns.name)
+	r.order = append(r.order, ns)
 	return nil
+}
+
+// list returns the namespaces in the order added.
+func (r *Router) list() []*namespace {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return slices.Clone(r.order)
 }
 
 // Bridge returns the bridge of a namespace, nil if there is none.
@@ -295,8 +302,8 @@ func (r *Router) Namespaces() []NamespaceInfo {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	out := make([]NamespaceInfo, 0, len(r.order))
-	for _, n := range r.order {
-		out = append(out, NamespaceInfo{Name: n, Kind: r.namespaces[n].kind})
+	for _, ns := range r.order {
+		out = append(out, NamespaceInfo{Name: ns.name, Kind: ns.kind})
 	}
 	return out
 }
@@ -309,27 +316,20 @@ func (r *Router) ServeSandbox(ctx context.Context, method string, params json.Ra
 		if err := json.Unmarshal(params, &p); err != nil {
 			return nil, pyErr(sdk.CodeInvalidArgument, "bad call: %v", err)
 		}
-		res, err := r.call(ctx, &p)
-		if err != nil {
-			return nil, err
-		}
-		return res, nil
+		return r.call(ctx, &p)
 	case "task":
 		var p taskParams
 		if err := json.Unmarshal(params, &p); err != nil {
 			return nil, pyErr(sdk.CodeInvalidArgument, "bad task request: %v", err)
 		}
 		return nil, r.tasks.control(ctx, &p)
-	case "dir":
+	case "dir", "help":
 		var p pathParams
 		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, pyErr(sdk.CodeInvalidArgument, "bad dir request: %v", err)
+			return nil, pyErr(sdk.CodeInvalidArgument, "bad %s request: %v", method, err)
 		}
-		return r.dir(ctx, p.Path)
-	case "help":
-		var p pathParams
-		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, pyErr(sdk.CodeInvalidArgument, "bad help request: %v", err)
+		if method == "dir" {
+			return r.dir(ctx, p.Path)
 		}
 		return r.help(ctx, p.Path, p.Full)
 	default:
@@ -361,7 +361,7 @@ func (r *Router) tool(ctx context.Context, path string) (*namespace, *sdk.ToolIn
 	if err != nil {
 		return nil, nil, err
 	}
-	c := ns.catalog(ctx, math.MaxInt64)
+	c := ns.cat.Load()
 	t := c.find(rest)
 	if t == nil && ns.dynamic {
 		c = ns.catalog(ctx, missAge)

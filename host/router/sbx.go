@@ -123,30 +123,27 @@ func (r *Router) search(ctx context.Context, pattern string) map[string][]map[st
 	if err != nil {
 		re = regexp.MustCompile("(?i)" + regexp.QuoteMeta(pattern))
 	}
-	r.mu.RLock()
-	order := slices.Clone(r.order)
-	r.mu.RUnlock()
-	keys := make([]string, len(order))
-	own := make([]map[string]any, len(order))
+	all := r.list()
+	keys := make([]string, len(all))
+	own := make([]map[string]any, len(all))
 	var wg sync.WaitGroup
-	for i, name := range order {
-		if name == "sbx" {
+	for i, ns := range all {
+		if ns.builtin {
 			continue
 		}
-		ns := r.namespace(name)
-		key := fmt.Sprintf("%s (%s)", name, ns.kind)
+		key := fmt.Sprintf("%s (%s)", ns.name, ns.kind)
 		keys[i] = key
 		c := ns.catalog(ctx, discoveryAge)
 		for _, py := range slices.Sorted(maps.Keys(c.alias)) {
 			t := c.tools[c.alias[py]]
-			path := joinPath(name, py)
+			path := joinPath(ns.name, py)
 			hay := path + " " + t.Description + " " + strings.Join(t.Params, " ") + " " + t.Name
 			if re.MatchString(hay) {
 				out[key] = append(out[key], map[string]any{"path": path, "description": firstChars(t.Description, 120)})
 			}
 		}
 		if _, ok := c.alias["search"]; ok && ns.plugin {
-			wg.Go(func() { own[i] = r.bridgeSearch(ctx, name, pattern) })
+			wg.Go(func() { own[i] = r.bridgeSearch(ctx, ns.name, pattern) })
 		}
 	}
 	wg.Wait()

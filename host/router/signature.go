@@ -38,11 +38,7 @@ func listedSignature(name string, t *sdk.ToolInfo) string {
 // signature renders the line; a default longer than maxDefault characters
 // (0: no bound) is written "...".
 func signature(name string, t *sdk.ToolInfo, maxDefault int) string {
-	var s struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-		Required   []string                   `json:"required"`
-	}
-	_ = json.Unmarshal(t.InputSchema, &s)
+	s := parseSchema(t.InputSchema)
 	params := t.Params
 	if params == nil {
 		params = slices.Sorted(maps.Keys(s.Properties))
@@ -50,24 +46,20 @@ func signature(name string, t *sdk.ToolInfo, maxDefault int) string {
 	parts := make([]string, 0, len(params))
 	for i, p := range params {
 		prop := parseSchema(s.Properties[p])
+		part := annotated(p, pyType(prop))
 		switch {
 		case t.Variadic && i == len(params)-1:
-			typ := ""
-			if prop.Items != nil {
-				typ = pyType(parseSchema(prop.Items))
-			}
-			parts = append(parts, "*"+annotated(p, typ))
+			part = "*" + annotated(p, pyType(parseSchema(prop.Items)))
 		case prop.Default != nil:
 			def := pyLiteral(prop.Default)
 			if maxDefault > 0 && len(def) > maxDefault {
 				def = "..."
 			}
-			parts = append(parts, annotated(p, pyType(prop))+" = "+def)
-		case slices.Contains(s.Required, p):
-			parts = append(parts, annotated(p, pyType(prop)))
-		default:
-			parts = append(parts, annotated(p, pyType(prop))+" = None")
+			part += " = " + def
+		case !slices.Contains(s.Required, p):
+			part += " = None"
 		}
+		parts = append(parts, part)
 	}
 	line := name + "(" + strings.Join(parts, ", ") + ")"
 	if ret := returnType(t.OutputSchema); ret != "" {
@@ -79,10 +71,7 @@ func signature(name string, t *sdk.ToolInfo, maxDefault int) string {
 // ParamDocs are the descriptions of a tool's parameters that have one, in
 // the order of the signature, as "name: description" lines.
 func ParamDocs(t *sdk.ToolInfo) []string {
-	var s struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	_ = json.Unmarshal(t.InputSchema, &s)
+	s := parseSchema(t.InputSchema)
 	params := t.Params
 	if params == nil {
 		params = slices.Sorted(maps.Keys(s.Properties))
@@ -105,14 +94,15 @@ func annotated(name, typ string) string {
 
 // schema is the part of a JSON Schema a signature reads.
 type schema struct {
-	Type        json.RawMessage   `json:"type"` // a name or a list of names
-	Items       json.RawMessage   `json:"items"`
-	Enum        []json.RawMessage `json:"enum"`
-	AnyOf       []json.RawMessage `json:"anyOf"`
-	OneOf       []json.RawMessage `json:"oneOf"`
-	Default     json.RawMessage   `json:"default"`
-	Description string            `json:"description"`
-	Properties  map[string]any    `json:"properties"`
+	Type        json.RawMessage            `json:"type"` // a name or a list of names
+	Items       json.RawMessage            `json:"items"`
+	Enum        []json.RawMessage          `json:"enum"`
+	AnyOf       []json.RawMessage          `json:"anyOf"`
+	OneOf       []json.RawMessage          `json:"oneOf"`
+	Default     json.RawMessage            `json:"default"`
+	Description string                     `json:"description"`
+	Properties  map[string]json.RawMessage `json:"properties"`
+	Required    []string                   `json:"required"`
 }
 
 func parseSchema(raw json.RawMessage) schema {
@@ -137,9 +127,7 @@ func pyType(s schema) string {
 		}
 		return "Literal[" + strings.Join(lits, ", ") + "]"
 	}
-	var alts []json.RawMessage
-	alts = append(append(alts, s.AnyOf...), s.OneOf...)
-	if len(alts) > 0 {
+	if alts := slices.Concat(s.AnyOf, s.OneOf); len(alts) > 0 {
 		var types []string
 		for _, a := range alts {
 			t := pyType(parseSchema(a))
@@ -190,8 +178,7 @@ func returnType(raw json.RawMessage) string {
 	s := parseSchema(raw)
 	if len(s.Properties) == 1 {
 		if res, ok := s.Properties["result"]; ok {
-			b, _ := json.Marshal(res)
-			return pyType(parseSchema(b))
+			return pyType(parseSchema(res))
 		}
 	}
 	return pyType(s)

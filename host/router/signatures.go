@@ -20,9 +20,6 @@ import (
 // remaining tools are left out and a last line says how many, and that
 // sbx.search finds them. "" when there are no tools.
 func (r *Router) Signatures(ctx context.Context, budgetTokens int) string {
-	r.mu.RLock()
-	order := slices.Clone(r.order)
-	r.mu.RUnlock()
 	var b strings.Builder
 	budget := budgetTokens * 4
 	var left []string // "ns (3)": the namespaces with tools left out, how many
@@ -31,9 +28,8 @@ func (r *Router) Signatures(ctx context.Context, budgetTokens int) string {
 		left = append(left, fmt.Sprintf("%s (%d)", name, n))
 		nLeft += n
 	}
-	for _, name := range order {
-		ns := r.namespace(name)
-		if ns == nil || ns.builtin {
+	for _, ns := range r.list() {
+		if ns.builtin {
 			continue
 		}
 		c := ns.catalog(ctx, discoveryAge)
@@ -42,15 +38,14 @@ func (r *Router) Signatures(ctx context.Context, budgetTokens int) string {
 			continue
 		}
 		if len(left) > 0 { // the budget is spent
-			leaveOut(name, len(paths))
+			leaveOut(ns.name, len(paths))
 			continue
 		}
-		head := "class " + name + ":"
+		head := "class " + ns.name + ":"
 		if d := firstLine(c.desc.Description); d != "" {
 			head += "  # " + d
 		}
-		head += "\n"
-		wroteHead := false
+		head += "\n" // written with the first line that fits, then ""
 		for i, py := range paths {
 			t := c.tools[c.alias[py]]
 			line := "    def " + listedSignature(py, t) + ":"
@@ -60,19 +55,12 @@ func (r *Router) Signatures(ctx context.Context, budgetTokens int) string {
 				line += " ..."
 			}
 			line += "\n"
-			need := len(line)
-			if !wroteHead {
-				need += len(head)
-			}
-			if budget > 0 && b.Len()+need > budget {
-				leaveOut(name, len(paths)-i)
+			if budget > 0 && b.Len()+len(head)+len(line) > budget {
+				leaveOut(ns.name, len(paths)-i)
 				break
 			}
-			if !wroteHead {
-				b.WriteString(head)
-				wroteHead = true
-			}
-			b.WriteString(line)
+			b.WriteString(head + line)
+			head = ""
 		}
 	}
 	if len(left) > 0 {

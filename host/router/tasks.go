@@ -1,9 +1,12 @@
 package router
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -74,12 +77,9 @@ var taskIDChars = regexp.MustCompile(`[^A-Za-z0-9_-]`)
 func (ts *tasks) slot(id string) *task {
 	t := ts.byID[id]
 	if t == nil {
-		safe := taskIDChars.ReplaceAllString(id, "_")
-		if safe == "" {
-			safe = "task"
-		}
 		t = &task{id: id, inbox: make(chan json.RawMessage, inboxSize), log: ts.log}
 		if ts.dir != "" {
+			safe := cmp.Or(taskIDChars.ReplaceAllString(id, "_"), "task")
 			t.logPath = filepath.Join(ts.dir, safe+".log")
 		}
 		ts.byID[id] = t
@@ -192,9 +192,7 @@ func (t *task) Log(line string) {
 			t.logPath = ""
 			return
 		}
-		if fi, err := t.logFile.Stat(); err == nil {
-			t.logSize = fi.Size()
-		}
+		t.logSize, _ = t.logFile.Seek(0, io.SeekEnd)
 	}
 	line = strings.TrimRight(line, "\n")
 	if len(line) > MaxTaskLogBytes/4 {
@@ -216,7 +214,7 @@ func (t *task) shrinkLog() {
 	keep := make([]byte, MaxTaskLogBytes/2)
 	n, _ := t.logFile.ReadAt(keep, t.logSize-int64(len(keep)))
 	keep = keep[:n]
-	if i := strings.IndexByte(string(keep), '\n'); i >= 0 {
+	if i := bytes.IndexByte(keep, '\n'); i >= 0 {
 		keep = keep[i+1:]
 	}
 	if err := t.logFile.Truncate(0); err != nil {
