@@ -624,7 +624,7 @@ func (s *Supervisor) execOn(ctx context.Context, p *process, code string, timeou
 	out, _ := ctx.Value(outputKey{}).(func(stream, text string))
 	params.Stream = out != nil
 	interrupts := make(chan struct{}, 1)
-	id, ch, err := p.callWith("exec", params, func(id int64) {
+	id, ch, err := p.call("exec", params, func(id int64) {
 		if out != nil {
 			p.output.Store(&outputSink{id: id, fn: out})
 		}
