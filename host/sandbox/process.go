@@ -439,9 +439,7 @@ func (p *process) request(ctx context.Context, method string, params any) (json.
 func (p *process) forget(id int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.pending != nil {
-		delete(p.pending, id)
-	}
+	delete(p.pending, id) // (nil once the process exited)
 }
 
 // readStdout reads the runner's messages: the lines that start with the
@@ -663,30 +661,22 @@ func (p *process) serve(ctx context.Context, cancel context.CancelFunc, id int64
 // json.RawMessage as it is (compacted only if it spans lines), anything
 // else marshalled once; within the message limit.
 func (p *process) resultJSON(method string, result any) (json.RawMessage, error) {
-	var raw json.RawMessage
-	switch r := result.(type) {
-	case json.RawMessage:
-		if len(r) == 0 {
-			raw = json.RawMessage("null")
-			break
-		}
-		if !json.Valid(r) {
-			return nil, &RemoteError{Type: "TypeError", Message: "the host's result is not JSON"}
-		}
-		raw = r
-		if bytes.IndexByte(r, '\n') >= 0 {
-			var buf bytes.Buffer
-			if err := json.Compact(&buf, r); err != nil {
-				return nil, &RemoteError{Type: "TypeError", Message: "the host's result is not JSON: " + err.Error()}
-			}
-			raw = buf.Bytes()
-		}
-	default:
-		b, err := json.Marshal(result)
-		if err != nil {
-			return nil, &RemoteError{Type: "TypeError", Message: "the host's result is not JSON: " + err.Error()}
-		}
-		raw = b
+	raw, isRaw := result.(json.RawMessage)
+	var err error
+	switch {
+	case !isRaw:
+		raw, err = json.Marshal(result)
+	case len(raw) == 0:
+		raw = json.RawMessage("null")
+	case !json.Valid(raw):
+		return nil, &RemoteError{Type: "TypeError", Message: "the host's result is not JSON"}
+	case bytes.IndexByte(raw, '\n') >= 0:
+		var buf bytes.Buffer
+		err = json.Compact(&buf, raw)
+		raw = buf.Bytes()
+	}
+	if err != nil {
+		return nil, &RemoteError{Type: "TypeError", Message: "the host's result is not JSON: " + err.Error()}
 	}
 	if n := int64(len(raw)) + 64; n > p.limits.maxMessage {
 		return nil, &RemoteError{Type: "ValueError", Message: fmt.Sprintf(
@@ -806,8 +796,7 @@ type tailBuffer struct {
 func (t *tailBuffer) WriteLine(s string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.buf = append(t.buf, s...)
-	t.buf = append(t.buf, '\n')
+	t.buf = append(append(t.buf, s...), '\n')
 	if len(t.buf) > t.max {
 		t.buf = append([]byte(nil), t.buf[len(t.buf)-t.max:]...)
 	}

@@ -633,12 +633,9 @@ func (s *Supervisor) execOn(ctx context.Context, p *process, code string, timeou
 		select {
 		case m, ok := <-ch:
 			if !ok {
-				<-p.exited
+				s.reported(p)
 				if reason, _ := p.reason(); reason == killRunaway {
-					s.mu.Lock()
-					p.reported = true // Exec tells the next attempt
-					s.mu.Unlock()
-					return nil, errNotStarted
+					return nil, errNotStarted // Exec tells the next attempt
 				}
 				return s.lost(p, timeout), nil
 			}
@@ -658,10 +655,7 @@ func (s *Supervisor) execOn(ctx context.Context, p *process, code string, timeou
 			if r.Error != nil && slices.Contains(troubleTypes, r.Error.Type) && !s.healthy(p) {
 				// Kept: what the code raised; the restart is told here, once.
 				p.killWith(killWedged, r.Error.Type)
-				<-p.exited
-				s.mu.Lock()
-				p.reported = true
-				s.mu.Unlock()
+				s.reported(p)
 				msg := strings.TrimSpace(r.Error.Message)
 				if msg != "" && !strings.HasSuffix(msg, ".") {
 					msg += "."
@@ -762,12 +756,18 @@ func (s *Supervisor) hostPath(p string) (string, bool) {
 	return host, true
 }
 
-// lost is the result of an execution whose process died under it.
-func (s *Supervisor) lost(p *process, timeout time.Duration) *Result {
+// reported waits for process p to end, and records that the execution
+// running tells of it: the next execution need not (watch).
+func (s *Supervisor) reported(p *process) {
 	<-p.exited
 	s.mu.Lock()
-	p.reported = true // this result tells; the next execution need not
+	p.reported = true
 	s.mu.Unlock()
+}
+
+// lost is the result of an execution whose process died under it.
+func (s *Supervisor) lost(p *process, timeout time.Duration) *Result {
+	s.reported(p)
 	var e Error
 	reason, detail := p.reason()
 	switch reason {
