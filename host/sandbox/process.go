@@ -493,16 +493,13 @@ func (p *process) dispatch(line []byte) {
 		ch <- m
 	case m.ID != nil: // a request from the sandbox
 		size := int64(len(line))
-		ctx, cancel := context.WithCancel(p.ctx)
 		p.mu.Lock()
-		if old := p.serving[*m.ID]; old != nil {
+		if p.serving[*m.ID] != nil {
 			p.mu.Unlock()
-			cancel()
 			p.log.Warn("ignoring a request whose id is in use", "id", *m.ID)
 			return
 		}
 		if refusal := p.overLimits(size); refusal != nil {
-			cancel()
 			if p.rejecting >= MaxCallsInFlight {
 				p.mu.Unlock()
 				p.log.Warn("dropping a request past the limits of requests in flight", "id", *m.ID)
@@ -513,15 +510,14 @@ func (p *process) dispatch(line []byte) {
 			// Replied from a goroutine: the reader never blocks on the
 			// sandbox's stdin.
 			go func(id int64) {
-				defer func() {
-					p.mu.Lock()
-					p.rejecting--
-					p.mu.Unlock()
-				}()
 				_ = p.send(&message{ID: &id, Error: refusal})
+				p.mu.Lock()
+				p.rejecting--
+				p.mu.Unlock()
 			}(*m.ID)
 			return
 		}
+		ctx, cancel := context.WithCancel(p.ctx)
 		p.serving[*m.ID] = cancel
 		p.inFlight += size
 		p.mu.Unlock()
