@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -325,29 +326,22 @@ func (l *lineReader) next() ([]byte, int64, error) {
 	var (
 		parts [][]byte
 		size  int64
-		skip  bool
 	)
 	for {
 		frag, err := l.r.ReadSlice('\n')
-		last := err == nil
-		if last {
+		if err == nil {
 			frag = frag[:len(frag)-1]
 		}
-		size += int64(len(frag))
-		if size > l.max {
-			skip, parts = true, nil
-		}
-		if !skip && (len(frag) > 0 || last) {
+		if size += int64(len(frag)); size > l.max {
+			parts = nil
+		} else {
 			parts = append(parts, bytes.Clone(frag))
 		}
 		switch {
 		case err == bufio.ErrBufferFull:
 			continue
-		case skip:
-			if err == nil {
-				err = errTooLong
-			}
-			return nil, size, err
+		case size > l.max:
+			return nil, size, cmp.Or(err, errTooLong)
 		case len(parts) == 1:
 			return parts[0], size, err
 		}
