@@ -43,10 +43,7 @@ func (s *Supervisor) API(ctx context.Context, request json.RawMessage, timeout t
 	params := struct {
 		Request json.RawMessage `json:"request"`
 		Timeout float64         `json:"timeout,omitempty"`
-	}{request, timeout.Seconds()}
-	if timeout <= 0 {
-		params.Timeout = 0
-	}
+	}{request, max(timeout, 0).Seconds()}
 	raw, err := p.request(ctx, "api", params)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {

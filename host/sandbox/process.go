@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -176,7 +177,7 @@ func spawn(spec spawnSpec) (*process, error) {
 		ready:     make(chan ReadyInfo, 1),
 		restoring: spec.init.Snapshot != "" && !spec.init.MakeSnapshot,
 		exited:    make(chan struct{}),
-		stderr:    newTailBuffer(16 << 10),
+		stderr:    &tailBuffer{max: 16 << 10},
 		guard:     guard,
 	}
 	// Its own process group, killed with the host (procgroup).
@@ -268,35 +269,25 @@ func bootFailure(stderr string) string {
 	return stderr
 }
 
-// exitStatus describes how the process ended, once it has.
 // killed reports whether the process ended by SIGKILL.
 func (p *process) killed() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	sig, ok := signalOf(p.exitErr)
-	return ok && sig == syscall.SIGKILL
-}
-
-// signalOf is the signal that ended a process whose Wait returned err.
-func signalOf(err error) (syscall.Signal, bool) {
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) {
-		return 0, false
+	ee, ok := errors.AsType[*exec.ExitError](p.exitErr)
+	if !ok {
+		return false
 	}
 	ws, ok := ee.Sys().(syscall.WaitStatus)
-	if !ok || !ws.Signaled() {
-		return 0, false
-	}
-	return ws.Signal(), true
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
 }
 
+// exitStatus describes how the process ended, once it has.
 func (p *process) exitStatus() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var ee *exec.ExitError
-	if errors.As(p.exitErr, &ee) {
-		if sig, ok := signalOf(p.exitErr); ok {
-			return fmt.Sprintf("killed by signal %d (%s)", int(sig), sig)
+	if ee, ok := errors.AsType[*exec.ExitError](p.exitErr); ok {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return fmt.Sprintf("killed by signal %d (%s)", int(ws.Signal()), ws.Signal())
 		}
 		return "exit status " + strconv.Itoa(ee.ExitCode())
 	}
@@ -320,12 +311,17 @@ func (p *process) isExited() bool {
 func (p *process) kill(reason string) { p.killWith(reason, "") }
 
 func (p *process) killWith(reason, detail string) {
+	p.setReason(reason, detail)
+	p.group.Kill()
+}
+
+// setReason remembers why the process ends, unless a reason came first.
+func (p *process) setReason(reason, detail string) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.killReason == "" {
 		p.killReason, p.killDetail = reason, detail
 	}
-	p.mu.Unlock()
-	p.group.Kill()
 }
 
 func (p *process) reason() (string, string) {
@@ -337,11 +333,7 @@ func (p *process) reason() (string, string) {
 // stop ends the process: EOF on stdin first (the runner exits), then
 // SIGTERM, then SIGKILL, grace apart; it returns once the process is reaped.
 func (p *process) stop(grace time.Duration) {
-	p.mu.Lock()
-	if p.killReason == "" {
-		p.killReason = killClose
-	}
-	p.mu.Unlock()
+	p.setReason(killClose, "")
 	p.group.Stop(closerFunc(func() error {
 		p.writeMu.Lock() // not in the middle of a line
 		defer p.writeMu.Unlock()
@@ -366,27 +358,22 @@ func (p *process) send(m *message) error {
 // writeLine writes parts as one line, whole: small lines in one write,
 // large ones part by part (not copied into one buffer).
 func (p *process) writeLine(parts ...[]byte) error {
-	n := 1
+	parts = append(parts, []byte{'\n'})
+	n := 0
 	for _, b := range parts {
 		n += len(b)
 	}
+	if n <= 64<<10 {
+		parts = [][]byte{slices.Concat(parts...)}
+	}
 	p.writeMu.Lock()
 	defer p.writeMu.Unlock()
-	if n <= 64<<10 {
-		line := make([]byte, 0, n)
-		for _, b := range parts {
-			line = append(line, b...)
-		}
-		_, err := p.stdin.Write(append(line, '\n'))
-		return err
-	}
 	for _, b := range parts {
 		if _, err := p.stdin.Write(b); err != nil {
 			return err
 		}
 	}
-	_, err := p.stdin.Write([]byte{'\n'})
-	return err
+	return nil
 }
 
 // interrupt asks the runner's watchdog to interrupt request id (an exec).
@@ -401,14 +388,9 @@ func (p *process) interrupt(id int64) {
 
 // call sends a request and returns its id and the channel its response
 // arrives on; the channel is closed without a value if the process exits
-// first.
-func (p *process) call(method string, params any) (int64, <-chan *message, error) {
-	return p.callWith(method, params, nil)
-}
-
-// callWith is call, with before (if not nil) given the request's id before
-// the request is sent.
-func (p *process) callWith(method string, params any, before func(id int64)) (int64, <-chan *message, error) {
+// first. before, if not nil, is given the request's id before the request
+// is sent.
+func (p *process) call(method string, params any, before func(id int64)) (int64, <-chan *message, error) {
 	p.mu.Lock()
 	if p.pending == nil {
 		p.mu.Unlock()
@@ -434,7 +416,7 @@ func (p *process) callWith(method string, params any, before func(id int64)) (in
 
 // request is call, waiting for the result.
 func (p *process) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	id, ch, err := p.call(method, params)
+	id, ch, err := p.call(method, params, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -457,9 +439,7 @@ func (p *process) request(ctx context.Context, method string, params any) (json.
 func (p *process) forget(id int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.pending != nil {
-		delete(p.pending, id)
-	}
+	delete(p.pending, id) // (nil once the process exited)
 }
 
 // readStdout reads the runner's messages: the lines that start with the
@@ -513,16 +493,13 @@ func (p *process) dispatch(line []byte) {
 		ch <- m
 	case m.ID != nil: // a request from the sandbox
 		size := int64(len(line))
-		ctx, cancel := context.WithCancel(p.ctx)
 		p.mu.Lock()
-		if old := p.serving[*m.ID]; old != nil {
+		if p.serving[*m.ID] != nil {
 			p.mu.Unlock()
-			cancel()
 			p.log.Warn("ignoring a request whose id is in use", "id", *m.ID)
 			return
 		}
 		if refusal := p.overLimits(size); refusal != nil {
-			cancel()
 			if p.rejecting >= MaxCallsInFlight {
 				p.mu.Unlock()
 				p.log.Warn("dropping a request past the limits of requests in flight", "id", *m.ID)
@@ -533,15 +510,14 @@ func (p *process) dispatch(line []byte) {
 			// Replied from a goroutine: the reader never blocks on the
 			// sandbox's stdin.
 			go func(id int64) {
-				defer func() {
-					p.mu.Lock()
-					p.rejecting--
-					p.mu.Unlock()
-				}()
 				_ = p.send(&message{ID: &id, Error: refusal})
+				p.mu.Lock()
+				p.rejecting--
+				p.mu.Unlock()
 			}(*m.ID)
 			return
 		}
+		ctx, cancel := context.WithCancel(p.ctx)
 		p.serving[*m.ID] = cancel
 		p.inFlight += size
 		p.mu.Unlock()
@@ -664,14 +640,11 @@ func (p *process) serve(ctx context.Context, cancel context.CancelFunc, id int64
 		raw, err = p.resultJSON(method, result)
 	}
 	if err != nil {
-		reply := &message{ID: &id}
-		var re *RemoteError
-		if errors.As(err, &re) {
-			reply.Error = &Error{Type: re.Type, Message: re.Message}
-		} else {
-			reply.Error = &Error{Type: "RuntimeError", Message: err.Error()}
+		reply := &Error{Type: "RuntimeError", Message: err.Error()}
+		if re, ok := errors.AsType[*RemoteError](err); ok {
+			reply = &Error{Type: re.Type, Message: re.Message}
 		}
-		err = p.send(reply)
+		err = p.send(&message{ID: &id, Error: reply})
 	} else {
 		err = p.writeLine([]byte(`{"id":`+strconv.FormatInt(id, 10)+`,"result":`), raw, []byte("}"))
 	}
@@ -684,30 +657,22 @@ func (p *process) serve(ctx context.Context, cancel context.CancelFunc, id int64
 // json.RawMessage as it is (compacted only if it spans lines), anything
 // else marshalled once; within the message limit.
 func (p *process) resultJSON(method string, result any) (json.RawMessage, error) {
-	var raw json.RawMessage
-	switch r := result.(type) {
-	case json.RawMessage:
-		if len(r) == 0 {
-			raw = json.RawMessage("null")
-			break
-		}
-		if !json.Valid(r) {
-			return nil, &RemoteError{Type: "TypeError", Message: "the host's result is not JSON"}
-		}
-		raw = r
-		if bytes.IndexByte(r, '\n') >= 0 {
-			var buf bytes.Buffer
-			if err := json.Compact(&buf, r); err != nil {
-				return nil, &RemoteError{Type: "TypeError", Message: "the host's result is not JSON: " + err.Error()}
-			}
-			raw = buf.Bytes()
-		}
-	default:
-		b, err := json.Marshal(result)
-		if err != nil {
-			return nil, &RemoteError{Type: "TypeError", Message: "the host's result is not JSON: " + err.Error()}
-		}
-		raw = b
+	raw, isRaw := result.(json.RawMessage)
+	var err error
+	switch {
+	case !isRaw:
+		raw, err = json.Marshal(result)
+	case len(raw) == 0:
+		raw = json.RawMessage("null")
+	case !json.Valid(raw):
+		return nil, &RemoteError{Type: "TypeError", Message: "the host's result is not JSON"}
+	case bytes.IndexByte(raw, '\n') >= 0:
+		var buf bytes.Buffer
+		err = json.Compact(&buf, raw)
+		raw = buf.Bytes()
+	}
+	if err != nil {
+		return nil, &RemoteError{Type: "TypeError", Message: "the host's result is not JSON: " + err.Error()}
 	}
 	if n := int64(len(raw)) + 64; n > p.limits.maxMessage {
 		return nil, &RemoteError{Type: "ValueError", Message: fmt.Sprintf(
@@ -824,13 +789,10 @@ type tailBuffer struct {
 	buf []byte
 }
 
-func newTailBuffer(max int) *tailBuffer { return &tailBuffer{max: max} }
-
 func (t *tailBuffer) WriteLine(s string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.buf = append(t.buf, s...)
-	t.buf = append(t.buf, '\n')
+	t.buf = append(append(t.buf, s...), '\n')
 	if len(t.buf) > t.max {
 		t.buf = append([]byte(nil), t.buf[len(t.buf)-t.max:]...)
 	}

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -37,6 +38,9 @@ var errProtocol = errors.New("not a protocol message")
 // forming a request, a notification or a response with exactly one of
 // result and error.
 func decodeMessage(line []byte) (*message, error) {
+	if !json.Valid(line) {
+		return nil, fmt.Errorf("%w: not valid JSON", errProtocol)
+	}
 	var m message
 	var hasResult bool
 	err := members(line, func(key string, val []byte) error {
@@ -80,7 +84,8 @@ func decodeMessage(line []byte) (*message, error) {
 	return &m, nil
 }
 
-// decodeError decodes {type, message, traceback?}; null is no error.
+// decodeError decodes {type, message, traceback?}, part of valid JSON;
+// null is no error.
 func decodeError(val []byte) (*Error, error) {
 	if string(val) == "null" {
 		return nil, nil
@@ -118,7 +123,7 @@ func decodeError(val []byte) (*Error, error) {
 func decodeResult(raw []byte) (*Result, error) {
 	var r Result
 	var hasOutput bool
-	err := validMembers(raw, func(key string, val []byte) error {
+	err := members(raw, func(key string, val []byte) error {
 		var err error
 		switch key {
 		case "output":
@@ -176,18 +181,10 @@ func decodeString(val []byte) (string, error) {
 }
 
 // members calls fn with each member of the JSON object b, in order: its key
-// (unescaped) and its value (a sub-slice of b). b must be one valid JSON
-// object; a key may appear once.
+// (unescaped) and its value (a sub-slice of b). b must be valid JSON (a
+// line that decodeMessage validated whole, or a part of one); a key may
+// appear once.
 func members(b []byte, fn func(key string, val []byte) error) error {
-	if !json.Valid(b) {
-		return errors.New("not valid JSON")
-	}
-	return validMembers(b, fn)
-}
-
-// validMembers is members for b known to be valid JSON (a part of a line
-// that members validated whole).
-func validMembers(b []byte, fn func(key string, val []byte) error) error {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return errors.New("not a JSON object")
@@ -329,37 +326,26 @@ func (l *lineReader) next() ([]byte, int64, error) {
 	var (
 		parts [][]byte
 		size  int64
-		skip  bool
 	)
 	for {
 		frag, err := l.r.ReadSlice('\n')
-		last := err == nil
-		if last {
+		if err == nil {
 			frag = frag[:len(frag)-1]
 		}
-		size += int64(len(frag))
-		if size > l.max {
-			skip, parts = true, nil
-		}
-		if !skip && (len(frag) > 0 || last) {
+		if size += int64(len(frag)); size > l.max {
+			parts = nil
+		} else {
 			parts = append(parts, bytes.Clone(frag))
 		}
 		switch {
 		case err == bufio.ErrBufferFull:
 			continue
-		case skip:
-			if err == nil {
-				err = errTooLong
-			}
-			return nil, size, err
+		case size > l.max:
+			return nil, size, cmp.Or(err, errTooLong)
 		case len(parts) == 1:
 			return parts[0], size, err
 		}
-		line := make([]byte, 0, size)
-		for _, p := range parts {
-			line = append(line, p...)
-		}
-		return line, size, err
+		return slices.Concat(parts...), size, err
 	}
 }
 

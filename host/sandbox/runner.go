@@ -159,15 +159,7 @@ func pruneRunners(log hclog.Logger, cacheDir, keep string, now time.Time) {
 // isRunnerName reports whether name is runner- and 16 lower-case hex digits.
 func isRunnerName(name string) bool {
 	h, ok := strings.CutPrefix(name, "runner-")
-	if !ok || len(h) != 16 {
-		return false
-	}
-	for _, c := range h {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
+	return ok && len(h) == 16 && strings.Trim(h, "0123456789abcdef") == ""
 }
 
 // denoGenDirs are the directories, under DENO_DIR (denoEnv), where Deno

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,7 +12,6 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -200,33 +200,17 @@ func Start(ctx context.Context, opts Options) (*Supervisor, error) {
 	if opts.Workspace == "" {
 		return nil, errors.New("sandbox: no workspace directory")
 	}
-	if opts.MemoryMB <= 0 {
-		opts.MemoryMB = 2048
-	}
-	if opts.HardMemoryMB <= 0 {
-		opts.HardMemoryMB = 2*opts.MemoryMB + 512
-	}
-	if opts.Grace <= 0 {
-		opts.Grace = 5 * time.Second
-	}
-	if opts.IdleTimeout <= 0 {
-		opts.IdleTimeout = 60 * time.Second
-	}
-	if opts.WorkspaceQuota == 0 {
+	orDefault(&opts.MemoryMB, 2048)
+	orDefault(&opts.HardMemoryMB, 2*opts.MemoryMB+512)
+	orDefault(&opts.Grace, 5*time.Second)
+	orDefault(&opts.IdleTimeout, 60*time.Second)
+	if opts.WorkspaceQuota == 0 { // negative: no quota
 		opts.WorkspaceQuota = DefaultWorkspaceQuota
 	}
-	if opts.MaxMessageBytes <= 0 {
-		opts.MaxMessageBytes = DefaultMaxMessageBytes
-	}
-	if opts.MaxResultBytes <= 0 {
-		opts.MaxResultBytes = DefaultMaxResultBytes
-	}
-	if opts.StopGrace <= 0 {
-		opts.StopGrace = time.Second
-	}
-	if opts.BootTimeout <= 0 {
-		opts.BootTimeout = 60 * time.Second
-	}
+	orDefault(&opts.MaxMessageBytes, DefaultMaxMessageBytes)
+	orDefault(&opts.MaxResultBytes, DefaultMaxResultBytes)
+	orDefault(&opts.StopGrace, time.Second)
+	orDefault(&opts.BootTimeout, 60*time.Second)
 	for _, m := range opts.Mounts {
 		if !strings.HasPrefix(m.Target, "/mnt/") || strings.Contains(m.Target, "..") {
 			return nil, fmt.Errorf("sandbox: mount target %q is not under /mnt", m.Target)
@@ -303,6 +287,13 @@ func Start(ctx context.Context, opts Options) (*Supervisor, error) {
 	return s, nil
 }
 
+// orDefault sets *v to def when it is zero or negative.
+func orDefault[T int | int64 | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
+}
+
 // boot starts one process and waits until it is ready.
 func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 	s.mu.Lock() // AddPackages changes opts.Packages
@@ -313,10 +304,6 @@ func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 		network:  o.Network,
 		allowNet: o.AllowNet,
 		caFile:   o.CAFile,
-	}
-	quota := o.WorkspaceQuota
-	if quota < 0 {
-		quota = 0
 	}
 	// Refreshes the runner's mtime, so that no host prunes it while this
 	// one lives, and installs it again if it is gone all the same.
@@ -342,7 +329,7 @@ func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 		Limits: initLimits{
 			MaxMessageBytes:     o.MaxMessageBytes,
 			MaxResultBytes:      o.MaxResultBytes,
-			WorkspaceQuotaBytes: quota,
+			WorkspaceQuotaBytes: max(o.WorkspaceQuota, 0),
 			GraceMS:             o.Grace.Milliseconds(),
 			IdleLimitMS:         o.IdleTimeout.Milliseconds(),
 		},
@@ -457,11 +444,7 @@ func (s *Supervisor) watch(p *process) {
 			if reason, detail := p.reason(); reason != killClose {
 				s.log.Warn("sandbox process ended; restarting", "status", p.exitStatus(), "reason", reason)
 				if s.opts.OnRestart != nil {
-					cause := reason
-					if cause == "" {
-						cause = "crash"
-					}
-					s.opts.OnRestart(cause)
+					s.opts.OnRestart(cmp.Or(reason, "crash"))
 				}
 				s.mu.Lock()
 				if s.running != p && !p.reported {
@@ -624,7 +607,7 @@ func (s *Supervisor) execOn(ctx context.Context, p *process, code string, timeou
 	out, _ := ctx.Value(outputKey{}).(func(stream, text string))
 	params.Stream = out != nil
 	interrupts := make(chan struct{}, 1)
-	id, ch, err := p.callWith("exec", params, func(id int64) {
+	id, ch, err := p.call("exec", params, func(id int64) {
 		if out != nil {
 			p.output.Store(&outputSink{id: id, fn: out})
 		}
@@ -650,12 +633,9 @@ func (s *Supervisor) execOn(ctx context.Context, p *process, code string, timeou
 		select {
 		case m, ok := <-ch:
 			if !ok {
-				<-p.exited
+				s.reported(p)
 				if reason, _ := p.reason(); reason == killRunaway {
-					s.mu.Lock()
-					p.reported = true // Exec tells the next attempt
-					s.mu.Unlock()
-					return nil, errNotStarted
+					return nil, errNotStarted // Exec tells the next attempt
 				}
 				return s.lost(p, timeout), nil
 			}
@@ -675,10 +655,7 @@ func (s *Supervisor) execOn(ctx context.Context, p *process, code string, timeou
 			if r.Error != nil && slices.Contains(troubleTypes, r.Error.Type) && !s.healthy(p) {
 				// Kept: what the code raised; the restart is told here, once.
 				p.killWith(killWedged, r.Error.Type)
-				<-p.exited
-				s.mu.Lock()
-				p.reported = true
-				s.mu.Unlock()
+				s.reported(p)
 				msg := strings.TrimSpace(r.Error.Message)
 				if msg != "" && !strings.HasSuffix(msg, ".") {
 					msg += "."
@@ -779,12 +756,18 @@ func (s *Supervisor) hostPath(p string) (string, bool) {
 	return host, true
 }
 
-// lost is the result of an execution whose process died under it.
-func (s *Supervisor) lost(p *process, timeout time.Duration) *Result {
+// reported waits for process p to end, and records that the execution
+// running tells of it: the next execution need not (watch).
+func (s *Supervisor) reported(p *process) {
 	<-p.exited
 	s.mu.Lock()
-	p.reported = true // this result tells; the next execution need not
+	p.reported = true
 	s.mu.Unlock()
+}
+
+// lost is the result of an execution whose process died under it.
+func (s *Supervisor) lost(p *process, timeout time.Duration) *Result {
+	s.reported(p)
 	var e Error
 	reason, detail := p.reason()
 	switch reason {
@@ -1103,16 +1086,9 @@ func checkPaths(o Options) error {
 
 // joinPaths joins paths for a Deno permission flag, sorted and unique.
 func joinPaths(paths []string) string {
-	seen := map[string]bool{}
-	var out []string
-	for _, p := range paths {
-		if p != "" && !seen[p] {
-			seen[p] = true
-			out = append(out, p)
-		}
-	}
-	sort.Strings(out)
-	return strings.Join(out, ",")
+	out := slices.DeleteFunc(slices.Clone(paths), func(p string) bool { return p == "" })
+	slices.Sort(out)
+	return strings.Join(slices.Compact(out), ",")
 }
 
 // denoEnv is the whole environment of a Deno process: the host's own is
