@@ -199,28 +199,18 @@ func (b *bridge) raw(ctx context.Context, call *sdk.CallToolRequest, method stri
 	if err != nil {
 		return response{}, err
 	}
-	res, err := a.raw(ctx, call, method, in)
-	if err != nil {
-		return response{}, err
-	}
-	return *res, nil
-}
-
-func (a *api) raw(ctx context.Context, call *sdk.CallToolRequest, method string, in readArgs) (*response, error) {
 	u, err := a.client.resolve(in.Path)
 	if err != nil {
-		return nil, err
+		return response{}, err
 	}
 	if len(in.Params) > 0 {
 		q := u.Query()
 		for name, v := range in.Params {
 			vals, err := queryValues(v)
 			if err != nil {
-				return nil, sdk.Errorf(sdk.CodeInvalidArgument, "params: %s: %v", name, err)
+				return response{}, sdk.Errorf(sdk.CodeInvalidArgument, "params: %s: %v", name, err)
 			}
-			for _, s := range vals {
-				q.Add(name, s)
-			}
+			q[name] = append(q[name], vals...)
 		}
 		u.RawQuery = q.Encode()
 	}
@@ -229,7 +219,7 @@ func (a *api) raw(ctx context.Context, call *sdk.CallToolRequest, method string,
 	hasJSON, hasData := len(in.JSON) > 0 && !isNull(in.JSON), len(in.Data) > 0 && !isNull(in.Data)
 	switch {
 	case hasJSON && hasData:
-		return nil, sdk.Errorf(sdk.CodeInvalidArgument, "give json= or data=, not both")
+		return response{}, sdk.Errorf(sdk.CodeInvalidArgument, "give json= or data=, not both")
 	case hasJSON:
 		body, contentType, _ = encodeBody("application/json", in.JSON)
 	case hasData:
@@ -237,20 +227,20 @@ func (a *api) raw(ctx context.Context, call *sdk.CallToolRequest, method string,
 		if json.Unmarshal(in.Data, &s) == nil {
 			body, contentType = []byte(s), "text/plain; charset=utf-8"
 		} else if body, contentType, err = encodeBody("application/x-www-form-urlencoded", in.Data); err != nil {
-			return nil, sdk.Errorf(sdk.CodeInvalidArgument, "data: want a string or a dict of form fields: %v", err)
+			return response{}, sdk.Errorf(sdk.CodeInvalidArgument, "data: want a string or a dict of form fields: %v", err)
 		}
 	}
 	r, err := newRequest(ctx, method, u, body, contentType)
 	if err != nil {
-		return nil, err
+		return response{}, err
 	}
 	for name, v := range in.Headers {
 		if !httpguts.ValidHeaderFieldName(name) {
-			return nil, sdk.Errorf(sdk.CodeInvalidArgument, "headers: %q is not a valid header name", name)
+			return response{}, sdk.Errorf(sdk.CodeInvalidArgument, "headers: %q is not a valid header name", name)
 		}
 		s, err := headerValue(name, v)
 		if err != nil {
-			return nil, err
+			return response{}, err
 		}
 		r.Header.Set(name, s)
 	}

@@ -34,17 +34,11 @@ func (op *operation) toolInfo() *sdk.Tool {
 				break
 			}
 		}
-		desc := strings.TrimSpace(p.Description)
 		where := p.In + " parameter"
 		if p.alias != "" {
-			where += fmt.Sprintf(", also accepted as %s", p.alias)
+			where += ", also accepted as " + p.alias
 		}
-		if desc != "" {
-			desc += " (" + where + ")"
-		} else {
-			desc = "(" + where + ")"
-		}
-		s["description"] = desc
+		s["description"] = strings.TrimSpace(strings.TrimSpace(p.Description) + " (" + where + ")")
 		if p.Deprecated {
 			s["deprecated"] = true
 		}
@@ -77,11 +71,11 @@ func (op *operation) toolInfo() *sdk.Tool {
 		"status":  map[string]any{"type": "integer", "description": "the HTTP status code"},
 		"data":    data,
 		"headers": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}, "description": "the response headers, by lower-case name"},
-	}, nil, nil)
+	}, nil, false)
 	return &sdk.Tool{
 		Name:         op.tool,
 		Description:  op.doc(),
-		InputSchema:  objectSchema(names, props, required, map[string]any{"additionalProperties": false}),
+		InputSchema:  objectSchema(names, props, required, true),
 		OutputSchema: output,
 		Params:       append([]string{}, names...),
 	}

@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"maps"
 	"path"
-	"slices"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -154,8 +152,9 @@ func typeName(ref *openapi3.SchemaRef) string {
 }
 
 // objectSchema writes an object schema whose properties keep their order,
-// so that help() lists the parameters in the order they bind positionally.
-func objectSchema(names []string, props map[string]any, required []string, extra map[string]any) json.RawMessage {
+// so that help() lists the parameters in the order they bind positionally;
+// closed forbids other properties.
+func objectSchema(names []string, props map[string]any, required []string, closed bool) json.RawMessage {
 	var b bytes.Buffer
 	b.WriteString(`{"type":"object","properties":{`)
 	for i, name := range names {
@@ -174,13 +173,8 @@ func objectSchema(names []string, props map[string]any, required []string, extra
 		b.WriteString(`,"required":`)
 		b.Write(r)
 	}
-	for _, k := range slices.Sorted(maps.Keys(extra)) {
-		kj, _ := json.Marshal(k)
-		vj, _ := json.Marshal(extra[k])
-		b.WriteByte(',')
-		b.Write(kj)
-		b.WriteByte(':')
-		b.Write(vj)
+	if closed {
+		b.WriteString(`,"additionalProperties":false`)
 	}
 	b.WriteByte('}')
 	return b.Bytes()

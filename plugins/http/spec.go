@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -174,8 +175,14 @@ func serverURL(doc *openapi3.T, at *url.URL) (*url.URL, error) {
 	return u, nil
 }
 
-// Methods in the order that operations of one path are listed.
-var methodOrder = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE", "QUERY"}
+// methodRank orders the operations of one path by method; unknown methods
+// come last.
+func methodRank(m string) int {
+	if i := slices.Index([]string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE", "QUERY"}, m); i >= 0 {
+		return i
+	}
+	return math.MaxInt
+}
 
 // newSpec indexes the operations of doc. Header parameters that the bridge
 // sets itself (configured headers, Authorization, Accept, Content-Type)
@@ -194,14 +201,7 @@ func newSpec(doc *openapi3.T, configured http.Header, reserved []string) *spec {
 		}
 		ops := item.Operations()
 		methods := slices.SortedFunc(maps.Keys(ops), func(a, b string) int {
-			ia, ib := slices.Index(methodOrder, a), slices.Index(methodOrder, b)
-			if ia < 0 {
-				ia = len(methodOrder)
-			}
-			if ib < 0 {
-				ib = len(methodOrder)
-			}
-			return cmp.Or(cmp.Compare(ia, ib), cmp.Compare(a, b))
+			return cmp.Or(cmp.Compare(methodRank(a), methodRank(b)), cmp.Compare(a, b))
 		})
 		for _, m := range methods {
 			s.ops = append(s.ops, newOperation(doc, p, item, strings.ToUpper(m), ops[m], configured))
@@ -349,10 +349,9 @@ func nameTools(ops []*operation, reserved []string) {
 		}
 		candidate := name
 		for i := 1; taken[sdk.PythonName(candidate)]; i++ {
-			switch i {
-			case 1:
+			if i == 1 {
 				candidate = name + "_" + strings.ToLower(op.method)
-			default:
+			} else {
 				candidate = fmt.Sprintf("%s_%d", name, i)
 			}
 		}
