@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -294,10 +295,7 @@ func (sb *shellBridge) settings() (*settings, error) {
 func (sb *shellBridge) shutdown(ctx context.Context) error {
 	sb.mu.Lock()
 	sb.closed = true
-	procs := make([]*process, 0, len(sb.live))
-	for p := range sb.live {
-		procs = append(procs, p)
-	}
+	procs := slices.Collect(maps.Keys(sb.live))
 	sb.mu.Unlock()
 	for _, p := range procs {
 		p.kill(reasonShutdown)

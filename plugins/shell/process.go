@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -26,7 +27,7 @@ var (
 )
 
 // reason says why a process ended early.
-type reason int
+type reason = int32
 
 const (
 	reasonNone     reason = iota // it exited by itself
@@ -49,8 +50,7 @@ type process struct {
 	done     chan struct{} // closed once the process is reaped
 	stopWait func() bool   // stops the context's watch
 
-	mu  sync.Mutex
-	why reason
+	why atomic.Int32 // a reason, set once
 }
 
 // startProcess starts s's command. When ctx ends, the process group gets
@@ -97,21 +97,13 @@ func (p *process) read(out, errOut *lines) {
 // terminate asks the process group to stop (SIGTERM), and forces it
 // (SIGKILL) after killGrace.
 func (p *process) terminate() {
-	p.mu.Lock()
-	if p.why == reasonNone {
-		p.why = reasonCancel
-	}
-	p.mu.Unlock()
+	p.why.CompareAndSwap(reasonNone, reasonCancel)
 	go p.pg.Stop(nil, killGrace)
 }
 
 // kill ends the process group at once.
 func (p *process) kill(why reason) {
-	p.mu.Lock()
-	if p.why == reasonNone {
-		p.why = why
-	}
-	p.mu.Unlock()
+	p.why.CompareAndSwap(reasonNone, why)
 	p.pg.Kill()
 }
 
@@ -122,10 +114,7 @@ func (p *process) kill(why reason) {
 func (p *process) wait() (int, reason) {
 	_ = p.pg.Wait() // kills the group's leftovers before reaping the shell
 	p.stopWait()
-	p.mu.Lock()
-	why := p.why
-	p.mu.Unlock()
-
+	why := p.why.Load()
 	_ = p.stdin.Close()
 	drained := make(chan struct{})
 	go func() {
@@ -135,13 +124,12 @@ func (p *process) wait() (int, reason) {
 	select {
 	case <-drained:
 	case <-time.After(drainDelay):
-		// A process outside the group holds the pipes: stop reading.
-		_ = p.stdout.Close()
-		_ = p.stderr.Close()
-		<-drained
+		// A process outside the group holds the pipes: closing them
+		// stops reading.
 	}
 	_ = p.stdout.Close()
 	_ = p.stderr.Close()
+	<-drained
 	close(p.done)
 	return exitCode(p.cmd.ProcessState), why
 }
