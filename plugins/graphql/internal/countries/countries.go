@@ -22,7 +22,8 @@ import (
 	"github.com/graphql-go/graphql"
 )
 
-// Country is a country of the dataset.
+// Country is a country of the dataset. graphql-go's default resolver reads
+// the GraphQL fields of the same names from it (and from a continent).
 type Country struct {
 	Code       string
 	Name       string
@@ -32,7 +33,7 @@ type Country struct {
 	Languages  []string
 }
 
-type continent struct{ code, name string }
+type continent struct{ Code, Name string }
 
 var continents = []continent{
 	{"AF", "Africa"}, {"AS", "Asia"}, {"EU", "Europe"},
@@ -134,7 +135,7 @@ func (s *Server) all() []*Country {
 
 func findContinent(code string) *continent {
 	for i := range continents {
-		if strings.EqualFold(continents[i].code, code) {
+		if strings.EqualFold(continents[i].Code, code) {
 			return &continents[i]
 		}
 	}
@@ -148,13 +149,11 @@ func (s *Server) buildSchema() (graphql.Schema, error) {
 		Description: "One of the six inhabited continents.",
 		Fields: graphql.FieldsThunk(func() graphql.Fields {
 			return graphql.Fields{
-				"code": {Type: graphql.NewNonNull(graphql.ID), Description: "Two-letter code, such as EU.",
-					Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*continent).code, nil }},
-				"name": {Type: graphql.NewNonNull(graphql.String),
-					Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*continent).name, nil }},
+				"code": {Type: graphql.NewNonNull(graphql.ID), Description: "Two-letter code, such as EU."},
+				"name": {Type: graphql.NewNonNull(graphql.String)},
 				"countries": {Type: graphql.NewNonNull(graphql.NewList(graphql.NewNonNull(countryType))), Description: "The continent's countries.",
 					Resolve: func(p graphql.ResolveParams) (any, error) {
-						code := p.Source.(*continent).code
+						code := p.Source.(*continent).Code
 						var out []*Country
 						for _, c := range s.all() {
 							if c.Continent == code {
@@ -170,16 +169,11 @@ func (s *Server) buildSchema() (graphql.Schema, error) {
 		Name:        "Country",
 		Description: "A country, with its capital and population.",
 		Fields: graphql.Fields{
-			"code": {Type: graphql.NewNonNull(graphql.ID), Description: "ISO 3166-1 alpha-2 code, such as FR.",
-				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*Country).Code, nil }},
-			"name": {Type: graphql.NewNonNull(graphql.String),
-				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*Country).Name, nil }},
-			"capital": {Type: graphql.String,
-				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*Country).Capital, nil }},
-			"population": {Type: graphql.Int, Description: "Inhabitants, rounded to millions.",
-				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*Country).Population, nil }},
-			"languages": {Type: graphql.NewNonNull(graphql.NewList(graphql.NewNonNull(graphql.String))),
-				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*Country).Languages, nil }},
+			"code":       {Type: graphql.NewNonNull(graphql.ID), Description: "ISO 3166-1 alpha-2 code, such as FR."},
+			"name":       {Type: graphql.NewNonNull(graphql.String)},
+			"capital":    {Type: graphql.String},
+			"population": {Type: graphql.Int, Description: "Inhabitants, rounded to millions."},
+			"languages":  {Type: graphql.NewNonNull(graphql.NewList(graphql.NewNonNull(graphql.String)))},
 			"continent": {Type: graphql.NewNonNull(continentType),
 				Resolve: func(p graphql.ResolveParams) (any, error) { return findContinent(p.Source.(*Country).Continent), nil }},
 			"capitalCity": {Type: graphql.String, DeprecationReason: "Use capital.",
