@@ -194,9 +194,7 @@ func (c *serverConfig) environ() []string {
 		env["HOME"] = c.Home
 		env["npm_config_cache"] = filepath.Join(c.Home, ".npm")
 	}
-	for k, v := range c.Env {
-		env[k] = v
-	}
+	maps.Copy(env, c.Env)
 	env[ProbeEnv] = "1"
 	out := make([]string, 0, len(env))
 	for _, k := range slices.Sorted(maps.Keys(env)) {

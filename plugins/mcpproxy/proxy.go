@@ -187,7 +187,11 @@ func (p *proxy) description(tools int) string {
 		}
 		fmt.Fprintf(&b, ", %s %s", name, si.Version)
 	}
-	fmt.Fprintf(&b, ": %d tool%s; call them with keyword or positional arguments.", tools, plural(tools))
+	noun := "tools"
+	if tools == 1 {
+		noun = "tool"
+	}
+	fmt.Fprintf(&b, ": %d %s; call them with keyword or positional arguments.", tools, noun)
 	if ins := strings.TrimSpace(p.sess.info.Instructions); ins != "" {
 		// Redacted before it is cut: a cut through a credential would
 		// leave its start, which no redactor recognizes.
@@ -208,13 +212,6 @@ func truncate(s string, n int) string {
 		cut = n
 	}
 	return strings.TrimSpace(s[:cut]) + " …"
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 // fail records why the server cannot be used (URLs in it as safeURL shows
