@@ -223,9 +223,7 @@ func (op *operation) request(ctx context.Context, c *client, raw json.RawMessage
 	if err != nil {
 		return nil, err
 	}
-	for k, v := range header {
-		r.Header[k] = v
-	}
+	maps.Copy(r.Header, header)
 	for _, ck := range cookies {
 		r.AddCookie(ck)
 	}

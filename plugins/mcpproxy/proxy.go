@@ -91,14 +91,11 @@ func (p *proxy) configure(ctx context.Context, req *sdk.ConfigureRequest) error 
 	}
 	p.connMu.Lock()
 	defer p.connMu.Unlock()
-	_, _ = p.connect(ctx)
-	p.mu.Lock()
-	skipped, why := p.skipped, p.down
-	p.mu.Unlock()
-	if skipped {
+	var lb *loopbackError
+	if _, err := p.connect(ctx); errors.As(err, &lb) {
 		// The loopback guard: the server is Parselbox itself. The host
 		// leaves the namespace out altogether.
-		return sdk.Decline(fmt.Sprintf("MCP server %q is Parselbox itself: %s", cfg.Name, why))
+		return sdk.Decline(fmt.Sprintf("MCP server %q is Parselbox itself: %s", cfg.Name, lb.why))
 	}
 	return nil
 }

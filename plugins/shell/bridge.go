@@ -117,9 +117,7 @@ func shellEnv(base []string, env map[string]string) []string {
 	if _, ok := vars["PATH"]; !ok {
 		vars["PATH"] = sdk.DefaultPath
 	}
-	for k, v := range env {
-		vars[k] = v
-	}
+	maps.Copy(vars, env)
 	out := make([]string, 0, len(vars))
 	for k, v := range vars {
 		out = append(out, k+"="+v)
