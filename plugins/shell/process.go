@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -81,14 +82,7 @@ func (p *process) read(out, errOut *lines) {
 		l *lines
 	}{{p.stdout, out}, {p.stderr, errOut}} {
 		p.readers.Go(func() {
-			buf := make([]byte, 32<<10)
-			for {
-				n, err := c.f.Read(buf)
-				c.l.write(buf[:n])
-				if err != nil {
-					break
-				}
-			}
+			_, _ = io.Copy(c.l, c.f)
 			c.l.flush()
 		})
 	}
@@ -157,14 +151,13 @@ func (l *lines) logLine(b []byte) {
 	l.log(strings.ToValidUTF8(string(b), "\uFFFD"))
 }
 
-func (l *lines) write(b []byte) {
+// Write implements io.Writer; it never fails.
+func (l *lines) Write(b []byte) (int, error) {
+	n := len(b)
 	if l.capture != nil {
 		l.capture.write(b)
 	}
-	if l.log == nil {
-		return
-	}
-	for len(b) > 0 {
+	for l.log != nil && len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
 		if i < 0 {
 			l.partial = append(l.partial, b...)
@@ -172,13 +165,14 @@ func (l *lines) write(b []byte) {
 				l.logLine(l.partial[:maxLogLine])
 				l.partial = append(l.partial[:0], l.partial[maxLogLine:]...)
 			}
-			return
+			break
 		}
 		l.partial = append(l.partial, b[:i]...)
 		l.logLine(trimCR(l.partial))
 		l.partial = l.partial[:0]
 		b = b[i+1:]
 	}
+	return n, nil
 }
 
 // flush logs an unterminated last line.
