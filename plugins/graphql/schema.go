@@ -130,34 +130,32 @@ func (c *client) introspect(ctx context.Context) (*schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	var in struct {
-		Data introspection `json:"data"`
-	}
+	var in introspection
 	if len(r.Data) > 0 {
-		if err := json.Unmarshal(r.Data, &in.Data); err != nil {
+		if err := json.Unmarshal(r.Data, &in); err != nil {
 			return nil, sdk.Errorf(sdk.CodeInternal, "introspection of %s: unexpected answer: %v", c.label, err)
 		}
 	}
-	if in.Data.Schema == nil {
+	if in.Schema == nil {
 		return nil, sdk.Errorf(sdk.CodeInternal, "introspection of %s failed: %s (search and describe need it; graphql() may still work)", c.label, firstError(r.Errors))
 	}
-	s := &schema{types: make(map[string]*fullType, len(in.Data.Schema.Types))}
-	for _, t := range in.Data.Schema.Types {
+	s := &schema{types: make(map[string]*fullType, len(in.Schema.Types))}
+	for _, t := range in.Schema.Types {
 		if t == nil || t.Name == "" {
 			continue
 		}
 		s.types[t.Name] = t
 		s.names = append(s.names, t.Name)
 	}
+	if q := in.Schema.QueryType; q != nil {
+		s.queryType = q.Name
+	}
 	for _, root := range []struct {
 		kind string
 		typ  *struct{ Name string }
-	}{{"query", in.Data.Schema.QueryType}, {"mutation", in.Data.Schema.MutationType}} {
+	}{{"query", in.Schema.QueryType}, {"mutation", in.Schema.MutationType}} {
 		if root.typ == nil {
 			continue
-		}
-		if root.kind == "query" {
-			s.queryType = root.typ.Name
 		}
 		if t := s.types[root.typ.Name]; t != nil {
 			for _, f := range t.Fields {
