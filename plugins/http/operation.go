@@ -312,25 +312,17 @@ func validationProblems(op *operation, err error) []string {
 		case re.RequestBody != nil && op.body != nil:
 			arg = op.body.arg
 		}
-		for _, reason := range reasons(re) {
-			if reason.at != "" {
-				out = append(out, fmt.Sprintf("%s.%s: %s", arg, reason.at, reason.text))
-			} else {
-				out = append(out, fmt.Sprintf("%s: %s", arg, reason.text))
-			}
-		}
+		out = append(out, problems(arg, re)...)
 	}
 	walk(err)
 	sort.Strings(out)
 	return slices.Compact(out)
 }
 
-type reason struct{ at, text string }
-
-// reasons lists what is wrong in one RequestError: each schema error with
-// where in the value it is, or the error's own reason.
-func reasons(re *openapi3filter.RequestError) []reason {
-	var out []reason
+// problems lists what is wrong with arg in one RequestError: each schema
+// error with where in the value it is, or the error's own reason.
+func problems(arg string, re *openapi3filter.RequestError) []string {
+	var out []string
 	var schema func(error) bool
 	schema = func(err error) bool {
 		var me openapi3.MultiError
@@ -343,7 +335,11 @@ func reasons(re *openapi3filter.RequestError) []reason {
 		}
 		var se *openapi3.SchemaError
 		if errors.As(err, &se) {
-			out = append(out, reason{at: strings.Join(se.JSONPointer(), "."), text: schemaReason(se)})
+			at := arg
+			if p := strings.Join(se.JSONPointer(), "."); p != "" {
+				at += "." + p
+			}
+			out = append(out, at+": "+schemaReason(se))
 			return true
 		}
 		return false
@@ -351,21 +347,19 @@ func reasons(re *openapi3filter.RequestError) []reason {
 	if re.Err != nil && schema(re.Err) {
 		return out
 	}
+	text := re.Reason
+	var pe *openapi3filter.ParseError
 	switch {
 	case errors.Is(re.Err, openapi3filter.ErrInvalidRequired):
-		return []reason{{text: "required, but missing"}}
+		text = "required, but missing"
 	case errors.Is(re.Err, openapi3filter.ErrInvalidEmptyValue):
-		return []reason{{text: "must not be empty"}}
-	}
-	var pe *openapi3filter.ParseError
-	if errors.As(re.Err, &pe) {
-		return []reason{{text: parseReason(pe)}}
-	}
-	text := re.Reason
-	if re.Err != nil {
+		text = "must not be empty"
+	case errors.As(re.Err, &pe):
+		text = parseReason(pe)
+	case re.Err != nil:
 		text = re.Err.Error()
 	}
-	return []reason{{text: text}}
+	return []string{arg + ": " + text}
 }
 
 func parseReason(pe *openapi3filter.ParseError) string {
