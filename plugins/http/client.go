@@ -56,9 +56,8 @@ func newClient(base *url.URL, cfg *config) *client {
 	if len(c.secrets) > 0 {
 		c.redact = sdk.NewRedactor(c.secrets...)
 	}
-	transport := http.DefaultTransport.(*http.Transport).Clone()
 	c.http = &http.Client{
-		Transport: transport,
+		Transport: http.DefaultTransport.(*http.Transport).Clone(),
 		// Redirects are followed within the API's origin only: the
 		// credentials must not go anywhere else. Another origin's redirect
 		// is returned as the result (status 3xx, headers.location).

@@ -54,12 +54,7 @@ func (s *spec) search(query string) []searchHit {
 	if q == "" {
 		q = "*"
 	}
-	var ops []*operation
-	for _, op := range s.ops {
-		if method == "" || op.method == method {
-			ops = append(ops, op)
-		}
-	}
+	ops := filter(s.ops, func(op *operation) bool { return method == "" || op.method == method })
 	hits := []searchHit{}
 	for _, op := range matching(ops, q) {
 		hits = append(hits, op.hit())

@@ -217,20 +217,15 @@ func newOperation(doc *openapi3.T, p string, item *openapi3.PathItem, method str
 		summary: strings.TrimSpace(o.Summary), description: strings.TrimSpace(o.Description),
 		deprecated: o.Deprecated,
 	}
-	// The operation's parameters override the path item's.
-	var merged []*openapi3.Parameter
-	for _, r := range item.Parameters {
-		if r != nil && r.Value != nil && o.Parameters.GetByInAndName(r.Value.In, r.Value.Name) == nil {
-			merged = append(merged, r.Value)
-		}
-	}
-	for _, r := range o.Parameters {
-		if r != nil && r.Value != nil {
-			merged = append(merged, r.Value)
-		}
-	}
 	var kept openapi3.Parameters
-	for _, prm := range merged {
+	for i, r := range slices.Concat(item.Parameters, o.Parameters) {
+		if r == nil || r.Value == nil {
+			continue
+		}
+		prm := r.Value
+		if i < len(item.Parameters) && o.Parameters.GetByInAndName(prm.In, prm.Name) != nil {
+			continue // the operation's parameters override the path item's
+		}
 		if prm.In == openapi3.ParameterInHeader && bridgeHeader(prm.Name, configured) {
 			continue
 		}
