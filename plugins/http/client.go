@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -96,11 +97,8 @@ func sameOrigin(u, base *url.URL) bool {
 }
 
 func hostPort(u *url.URL) string {
-	host, port := strings.ToLower(u.Hostname()), u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
-	}
-	return net.JoinHostPort(host, port)
+	port := cmp.Or(u.Port(), map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)])
+	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // resolve turns the path given to a call into a URL under the base URL. A

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -50,11 +51,7 @@ func (op *operation) toolInfo() *sdk.Tool {
 	}
 	if b := op.body; b != nil {
 		s := inline(b.schema)
-		desc := b.description
-		if desc == "" {
-			desc = "The request body"
-		}
-		s["description"] = fmt.Sprintf("%s (%s)", desc, b.mediaType)
+		s["description"] = fmt.Sprintf("%s (%s)", cmp.Or(b.description, "The request body"), b.mediaType)
 		names = append(names, b.arg)
 		props[b.arg] = s
 		if b.required {

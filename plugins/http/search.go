@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"regexp"
@@ -49,10 +50,7 @@ func (s *spec) search(query string) []searchHit {
 	}
 	method := ""
 	if first, rest, _ := strings.Cut(q, " "); slices.Contains(searchMethods, first) {
-		method, q = first, strings.TrimSpace(rest)
-	}
-	if q == "" {
-		q = "*"
+		method, q = first, cmp.Or(strings.TrimSpace(rest), "*")
 	}
 	ops := filter(s.ops, func(op *operation) bool { return method == "" || op.method == method })
 	hits := []searchHit{}

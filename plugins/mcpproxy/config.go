@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -80,9 +81,7 @@ func parseConfig(req *sdk.ConfigureRequest) (*serverConfig, error) {
 			c.Type = typeHTTP
 		}
 	}
-	if c.Name == "" {
-		c.Name = "mcp"
-	}
+	c.Name = cmp.Or(c.Name, "mcp")
 	var errs []error
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, &sdk.ConfigError{Key: key, Message: fmt.Sprintf("MCP server %q: ", c.Name) + fmt.Sprintf(format, args...)})

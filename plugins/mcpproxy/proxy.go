@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -178,11 +179,7 @@ func (p *proxy) description(tools int) string {
 	b := strings.Builder{}
 	b.WriteString(head)
 	if si := p.sess.info.ServerInfo; si != nil {
-		name := si.Title
-		if name == "" {
-			name = si.Name
-		}
-		fmt.Fprintf(&b, ", %s %s", name, si.Version)
+		fmt.Fprintf(&b, ", %s %s", cmp.Or(si.Title, si.Name), si.Version)
 	}
 	noun := "tools"
 	if tools == 1 {
