@@ -286,20 +286,15 @@ func (b *bridge) describe(ctx context.Context, _ *sdk.CallToolRequest, in descri
 		return nil, err
 	}
 	if many == nil {
-		doc, err := s.describe(strings.TrimSpace(one))
-		if err != nil {
-			return nil, sdk.Errorf(sdk.CodeInvalidArgument, "%v", err)
-		}
-		return doc, nil
+		return s.describe(strings.TrimSpace(one))
 	}
 	out := make(map[string]any, len(many))
 	for _, name := range many {
-		doc, err := s.describe(strings.TrimSpace(name))
-		if err != nil {
+		if doc, err := s.describe(strings.TrimSpace(name)); err != nil {
 			out[name] = map[string]string{"error": err.Error()}
-			continue
+		} else {
+			out[name] = doc
 		}
-		out[name] = doc
 	}
 	return out, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -289,10 +288,10 @@ type opDoc struct {
 }
 
 // describe describes the type called name or, failing that, the query or
-// mutation called name.
+// mutation called name. Its errors are CodeInvalidArgument (ValueError).
 func (s *schema) describe(name string) (any, error) {
 	if name == "" {
-		return nil, errors.New("empty name")
+		return nil, sdk.Errorf(sdk.CodeInvalidArgument, "empty name")
 	}
 	if t := s.types[name]; t != nil {
 		return describeType(t), nil
@@ -308,7 +307,7 @@ func (s *schema) describe(name string) (any, error) {
 	} else if s.queryType != "" {
 		msg += fmt.Sprintf("; describe(%q) lists the queries", s.queryType)
 	}
-	return nil, errors.New(msg)
+	return nil, sdk.Errorf(sdk.CodeInvalidArgument, "%s", msg)
 }
 
 func describeType(t *fullType) *typeDoc {
