@@ -108,20 +108,8 @@ func filter(ops []*operation, keep func(*operation) bool) []*operation {
 
 // globRegexp compiles a shell glob (* and ?) matched against a whole path.
 func globRegexp(glob string) *regexp.Regexp {
-	var b strings.Builder
-	b.WriteString("^")
-	for _, c := range glob {
-		switch c {
-		case '*':
-			b.WriteString(".*")
-		case '?':
-			b.WriteString(".")
-		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
-		}
-	}
-	b.WriteString("$")
-	return regexp.MustCompile(b.String())
+	quoted := regexp.QuoteMeta(glob) // * and ? are \* and \? in it
+	return regexp.MustCompile("^" + strings.NewReplacer(`\*`, ".*", `\?`, ".").Replace(quoted) + "$")
 }
 
 // tokens are the words by which a keyword finds an operation: its path

@@ -72,11 +72,9 @@ func parseConfig(raw json.RawMessage, base []string) (*settings, error) {
 		return &sdk.ConfigError{Key: key, Message: fmt.Sprintf(format, args...)}
 	}
 	s := &settings{command: c.Command, timeout: c.Timeout.D(), maxOutput: c.MaxOutput}
-	argv, err := splitCommand(s.command)
-	if err != nil {
+	if s.argv, err = splitCommand(s.command); err != nil {
 		return nil, bad("command", "%v", err)
 	}
-	s.argv = argv
 	if c.Cwd != "" {
 		fi, err := os.Stat(c.Cwd)
 		if err != nil {
@@ -93,7 +91,7 @@ func parseConfig(raw json.RawMessage, base []string) (*settings, error) {
 		}
 	}
 	s.env = shellEnv(base, c.Env)
-	if s.path, err = lookPath(argv[0], envValue(s.env, "PATH"), s.dir); err != nil {
+	if s.path, err = lookPath(s.argv[0], envValue(s.env, "PATH"), s.dir); err != nil {
 		return nil, bad("command", "%v", err)
 	}
 	if s.maxOutput <= 0 {
