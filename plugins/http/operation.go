@@ -25,7 +25,7 @@ import (
 // operation's summary and description, its parameters from the operation's
 // parameters and request body, its output from the 2xx response.
 func (op *operation) toolInfo() *sdk.Tool {
-	var names, required []string
+	var required []string
 	props := map[string]any{}
 	for _, p := range op.params {
 		s := inline(p.Schema)
@@ -43,7 +43,6 @@ func (op *operation) toolInfo() *sdk.Tool {
 		if p.Deprecated {
 			s["deprecated"] = true
 		}
-		names = append(names, p.Name)
 		props[p.Name] = s
 		if p.Required {
 			required = append(required, p.Name)
@@ -52,16 +51,12 @@ func (op *operation) toolInfo() *sdk.Tool {
 	if b := op.body; b != nil {
 		s := inline(b.schema)
 		s["description"] = fmt.Sprintf("%s (%s)", cmp.Or(b.description, "The request body"), b.mediaType)
-		names = append(names, b.arg)
 		props[b.arg] = s
 		if b.required {
 			required = append(required, b.arg)
 		}
 	}
-	data := map[string]any{}
-	if op.responseRef != nil {
-		data = inline(op.responseRef)
-	}
+	data := inline(op.responseRef)
 	data["description"] = "the body: parsed JSON, or text"
 	output := objectSchema([]string{"ok", "status", "data", "headers"}, map[string]any{
 		"ok":      map[string]any{"type": "boolean", "description": "whether the status is 2xx"},
@@ -72,9 +67,9 @@ func (op *operation) toolInfo() *sdk.Tool {
 	return &sdk.Tool{
 		Name:         op.tool,
 		Description:  op.doc(),
-		InputSchema:  objectSchema(names, props, required, true),
+		InputSchema:  objectSchema(op.args, props, required, true),
 		OutputSchema: output,
-		Params:       append([]string{}, names...),
+		Params:       slices.Clone(op.args),
 	}
 }
 
@@ -112,20 +107,6 @@ func (op *operation) lookup(arg string) *param {
 	return nil
 }
 
-func (op *operation) argNames() string {
-	var names []string
-	for _, p := range op.params {
-		names = append(names, p.Name)
-	}
-	if op.body != nil {
-		names = append(names, op.body.arg)
-	}
-	if len(names) == 0 {
-		return "none"
-	}
-	return strings.Join(names, ", ")
-}
-
 // request builds the HTTP request for a call of op (with no credentials yet)
 // and validates it against the document. Every argument that does not fit
 // is named in the error, a ValueError in Python.
@@ -149,7 +130,7 @@ func (op *operation) request(ctx context.Context, c *client, raw json.RawMessage
 		}
 		p := op.lookup(name)
 		if p == nil {
-			problems = append(problems, fmt.Sprintf("%s: unknown argument (the arguments are %s)", name, op.argNames()))
+			problems = append(problems, fmt.Sprintf("%s: unknown argument (the arguments are %s)", name, cmp.Or(strings.Join(op.args, ", "), "none")))
 			continue
 		}
 		if _, dup := values[p]; dup {

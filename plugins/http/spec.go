@@ -43,6 +43,7 @@ type operation struct {
 	deprecated   bool
 	params       []*param // in argument order
 	body         *requestBody
+	args         []string       // the arguments' names: params', then body's
 	route        *routers.Route // for request validation
 	responseRef  *openapi3.SchemaRef
 }
@@ -259,6 +260,12 @@ func newOperation(doc *openapi3.T, p string, item *openapi3.PathItem, method str
 			op.body.schema = media.Schema
 		}
 	}
+	for _, prm := range op.params {
+		op.args = append(op.args, prm.Name)
+	}
+	if op.body != nil {
+		op.args = append(op.args, op.body.arg)
+	}
 	op.responseRef = successSchema(o)
 
 	// The route that validation uses: this operation with the parameters
@@ -310,10 +317,7 @@ func baseMediaType(mt string) string {
 
 // successSchema is the schema of the operation's first 2xx JSON response.
 func successSchema(o *openapi3.Operation) *openapi3.SchemaRef {
-	if o.Responses == nil {
-		return nil
-	}
-	responses := o.Responses.Map()
+	responses := o.Responses.Map() // empty when nil
 	for _, code := range slices.Sorted(maps.Keys(responses)) {
 		r := responses[code]
 		if !strings.HasPrefix(code, "2") || r == nil || r.Value == nil {
