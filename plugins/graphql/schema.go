@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/agext/levenshtein"
@@ -195,12 +194,8 @@ type opSummary struct {
 func (s *schema) search(pattern string) []opSummary {
 	pattern = strings.TrimSpace(pattern)
 	kind := ""
-	first, rest := pattern, ""
-	if i := strings.IndexFunc(pattern, unicode.IsSpace); i >= 0 {
-		first, rest = pattern[:i], pattern[i:]
-	}
-	if k := strings.ToLower(first); k == "query" || k == "mutation" {
-		kind, pattern = k, strings.TrimSpace(rest)
+	if f := strings.Fields(pattern); len(f) > 0 && (strings.EqualFold(f[0], "query") || strings.EqualFold(f[0], "mutation")) {
+		kind, pattern = strings.ToLower(f[0]), strings.TrimSpace(pattern[len(f[0]):])
 	}
 	match := func(string) bool { return true }
 	if pattern != "" {
