@@ -82,10 +82,12 @@ func loadSpec(ctx context.Context, location string, creds *client) (*openapi3.T,
 		at  *url.URL
 		err error
 	)
+	shown := location // as messages show it
 	if strings.HasPrefix(location, "http://") || strings.HasPrefix(location, "https://") {
 		if at, err = url.Parse(location); err != nil {
 			return nil, nil, &sdk.ConfigError{Key: "spec", Message: "not a valid URL"}
 		}
+		shown = display(at)
 		var data []byte
 		if data, err = fetch(ctx, hc, at, creds); err != nil {
 			return nil, nil, &sdk.ConfigError{Key: "spec", Message: err.Error()}
@@ -101,22 +103,15 @@ func loadSpec(ctx context.Context, location string, creds *client) (*openapi3.T,
 		doc, err = loader.LoadFromFile(file)
 	}
 	if err != nil {
-		return nil, nil, &sdk.ConfigError{Key: "spec", Message: fmt.Sprintf("%s: %v", shownLocation(location, at), err)}
+		return nil, nil, &sdk.ConfigError{Key: "spec", Message: fmt.Sprintf("%s: %v", shown, err)}
 	}
 	if doc.Paths == nil {
 		doc.Paths = openapi3.NewPaths()
 	}
 	if err := doc.Validate(ctx, openapi3.DisableExamplesValidation(), openapi3.DisableSchemaDefaultsValidation()); err != nil {
-		return nil, nil, &sdk.ConfigError{Key: "spec", Message: fmt.Sprintf("%s: not a valid OpenAPI document: %v", shownLocation(location, at), err)}
+		return nil, nil, &sdk.ConfigError{Key: "spec", Message: fmt.Sprintf("%s: not a valid OpenAPI document: %v", shown, err)}
 	}
 	return doc, at, nil
-}
-
-func shownLocation(location string, at *url.URL) string {
-	if at != nil {
-		return display(at)
-	}
-	return location
 }
 
 // fetch GETs a document; with the API's credentials only when it is on the
