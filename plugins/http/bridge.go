@@ -24,7 +24,6 @@ type bridge struct {
 	*sdk.Bridge
 
 	mu  sync.Mutex // serializes configure
-	ops []string   // the operation tools added by the last configure
 	api atomic.Pointer[api]
 }
 
@@ -124,27 +123,25 @@ func (b *bridge) configure(ctx context.Context, req *sdk.ConfigureRequest) error
 			a.client = newClient(u, cfg)
 		}
 		a.spec = newSpec(doc, a.client.headers, builtin)
-		for _, op := range a.spec.ops {
-			a.byTool[op.tool] = op
-		}
 	}
 
 	req.AddSecrets(a.client.secrets...)
 
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, name := range b.ops {
-		b.RemoveTool(name)
+	if old := b.api.Load(); old != nil {
+		for name := range old.byTool {
+			b.RemoveTool(name)
+		}
 	}
-	b.ops = b.ops[:0]
 	if a.spec != nil {
 		for _, op := range a.spec.ops {
+			a.byTool[op.tool] = op
 			b.Bridge.AddTool(op.toolInfo(), b.operationHandler(op.tool))
-			b.ops = append(b.ops, op.tool)
 		}
 	}
 	b.api.Store(a)
-	b.Logger().Debug("configured", "base_url", display(a.client.base), "operations", len(b.ops))
+	b.Logger().Debug("configured", "base_url", display(a.client.base), "operations", len(a.byTool))
 	return nil
 }
 
