@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -272,40 +271,30 @@ func (b *bridge) describe(ctx context.Context, _ *sdk.CallToolRequest, in descri
 	if err != nil {
 		return nil, err
 	}
+	// describeSchema has let through only a string or a list of strings.
 	var one string
 	var many []string
-	switch raw := bytes.TrimSpace(in.Names); {
-	case len(raw) > 0 && raw[0] == '"':
-		if err := json.Unmarshal(raw, &one); err != nil {
-			return nil, sdk.Errorf(sdk.CodeInvalidArgument, "names: %v", err)
-		}
-		if strings.TrimSpace(one) == "" {
-			return nil, sdk.Errorf(sdk.CodeInvalidArgument, "names is empty: pass a type name such as %q, or a list of names", "Query")
-		}
-	default:
-		if err := json.Unmarshal(raw, &many); err != nil {
+	if json.Unmarshal(in.Names, &one) != nil {
+		if err := json.Unmarshal(in.Names, &many); err != nil {
 			return nil, sdk.Errorf(sdk.CodeInvalidArgument, "names must be a string or a list of strings")
 		}
+	} else if strings.TrimSpace(one) == "" {
+		return nil, sdk.Errorf(sdk.CodeInvalidArgument, "names is empty: pass a type name such as %q, or a list of names", "Query")
 	}
 	s, err := st.schemaFor(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if many == nil {
-		doc, err := s.describe(strings.TrimSpace(one))
-		if err != nil {
-			return nil, sdk.Errorf(sdk.CodeInvalidArgument, "%v", err)
-		}
-		return doc, nil
+		return s.describe(strings.TrimSpace(one))
 	}
 	out := make(map[string]any, len(many))
 	for _, name := range many {
-		doc, err := s.describe(strings.TrimSpace(name))
-		if err != nil {
+		if doc, err := s.describe(strings.TrimSpace(name)); err != nil {
 			out[name] = map[string]string{"error": err.Error()}
-			continue
+		} else {
+			out[name] = doc
 		}
-		out[name] = doc
 	}
 	return out, nil
 }

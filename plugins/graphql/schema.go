@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/agext/levenshtein"
@@ -130,34 +128,32 @@ func (c *client) introspect(ctx context.Context) (*schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	var in struct {
-		Data introspection `json:"data"`
-	}
+	var in introspection
 	if len(r.Data) > 0 {
-		if err := json.Unmarshal(r.Data, &in.Data); err != nil {
+		if err := json.Unmarshal(r.Data, &in); err != nil {
 			return nil, sdk.Errorf(sdk.CodeInternal, "introspection of %s: unexpected answer: %v", c.label, err)
 		}
 	}
-	if in.Data.Schema == nil {
+	if in.Schema == nil {
 		return nil, sdk.Errorf(sdk.CodeInternal, "introspection of %s failed: %s (search and describe need it; graphql() may still work)", c.label, firstError(r.Errors))
 	}
-	s := &schema{types: make(map[string]*fullType, len(in.Data.Schema.Types))}
-	for _, t := range in.Data.Schema.Types {
+	s := &schema{types: make(map[string]*fullType, len(in.Schema.Types))}
+	for _, t := range in.Schema.Types {
 		if t == nil || t.Name == "" {
 			continue
 		}
 		s.types[t.Name] = t
 		s.names = append(s.names, t.Name)
 	}
+	if q := in.Schema.QueryType; q != nil {
+		s.queryType = q.Name
+	}
 	for _, root := range []struct {
 		kind string
 		typ  *struct{ Name string }
-	}{{"query", in.Data.Schema.QueryType}, {"mutation", in.Data.Schema.MutationType}} {
+	}{{"query", in.Schema.QueryType}, {"mutation", in.Schema.MutationType}} {
 		if root.typ == nil {
 			continue
-		}
-		if root.kind == "query" {
-			s.queryType = root.typ.Name
 		}
 		if t := s.types[root.typ.Name]; t != nil {
 			for _, f := range t.Fields {
@@ -198,12 +194,8 @@ type opSummary struct {
 func (s *schema) search(pattern string) []opSummary {
 	pattern = strings.TrimSpace(pattern)
 	kind := ""
-	first, rest := pattern, ""
-	if i := strings.IndexFunc(pattern, unicode.IsSpace); i >= 0 {
-		first, rest = pattern[:i], pattern[i:]
-	}
-	if k := strings.ToLower(first); k == "query" || k == "mutation" {
-		kind, pattern = k, strings.TrimSpace(rest)
+	if f := strings.Fields(pattern); len(f) > 0 && (strings.EqualFold(f[0], "query") || strings.EqualFold(f[0], "mutation")) {
+		kind, pattern = strings.ToLower(f[0]), strings.TrimSpace(pattern[len(f[0]):])
 	}
 	match := func(string) bool { return true }
 	if pattern != "" {
@@ -291,10 +283,10 @@ type opDoc struct {
 }
 
 // describe describes the type called name or, failing that, the query or
-// mutation called name.
+// mutation called name. Its errors are CodeInvalidArgument (ValueError).
 func (s *schema) describe(name string) (any, error) {
 	if name == "" {
-		return nil, errors.New("empty name")
+		return nil, sdk.Errorf(sdk.CodeInvalidArgument, "empty name")
 	}
 	if t := s.types[name]; t != nil {
 		return describeType(t), nil
@@ -310,7 +302,7 @@ func (s *schema) describe(name string) (any, error) {
 	} else if s.queryType != "" {
 		msg += fmt.Sprintf("; describe(%q) lists the queries", s.queryType)
 	}
-	return nil, errors.New(msg)
+	return nil, sdk.Errorf(sdk.CodeInvalidArgument, "%s", msg)
 }
 
 func describeType(t *fullType) *typeDoc {

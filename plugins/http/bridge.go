@@ -24,7 +24,6 @@ type bridge struct {
 	*sdk.Bridge
 
 	mu  sync.Mutex // serializes configure
-	ops []string   // the operation tools added by the last configure
 	api atomic.Pointer[api]
 }
 
@@ -124,27 +123,25 @@ func (b *bridge) configure(ctx context.Context, req *sdk.ConfigureRequest) error
 			a.client = newClient(u, cfg)
 		}
 		a.spec = newSpec(doc, a.client.headers, builtin)
-		for _, op := range a.spec.ops {
-			a.byTool[op.tool] = op
-		}
 	}
 
 	req.AddSecrets(a.client.secrets...)
 
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, name := range b.ops {
-		b.RemoveTool(name)
+	if old := b.api.Load(); old != nil {
+		for name := range old.byTool {
+			b.RemoveTool(name)
+		}
 	}
-	b.ops = b.ops[:0]
 	if a.spec != nil {
 		for _, op := range a.spec.ops {
+			a.byTool[op.tool] = op
 			b.Bridge.AddTool(op.toolInfo(), b.operationHandler(op.tool))
-			b.ops = append(b.ops, op.tool)
 		}
 	}
 	b.api.Store(a)
-	b.Logger().Debug("configured", "base_url", display(a.client.base), "operations", len(b.ops))
+	b.Logger().Debug("configured", "base_url", display(a.client.base), "operations", len(a.byTool))
 	return nil
 }
 
@@ -199,28 +196,18 @@ func (b *bridge) raw(ctx context.Context, call *sdk.CallToolRequest, method stri
 	if err != nil {
 		return response{}, err
 	}
-	res, err := a.raw(ctx, call, method, in)
-	if err != nil {
-		return response{}, err
-	}
-	return *res, nil
-}
-
-func (a *api) raw(ctx context.Context, call *sdk.CallToolRequest, method string, in readArgs) (*response, error) {
 	u, err := a.client.resolve(in.Path)
 	if err != nil {
-		return nil, err
+		return response{}, err
 	}
 	if len(in.Params) > 0 {
 		q := u.Query()
 		for name, v := range in.Params {
 			vals, err := queryValues(v)
 			if err != nil {
-				return nil, sdk.Errorf(sdk.CodeInvalidArgument, "params: %s: %v", name, err)
+				return response{}, sdk.Errorf(sdk.CodeInvalidArgument, "params: %s: %v", name, err)
 			}
-			for _, s := range vals {
-				q.Add(name, s)
-			}
+			q[name] = append(q[name], vals...)
 		}
 		u.RawQuery = q.Encode()
 	}
@@ -229,7 +216,7 @@ func (a *api) raw(ctx context.Context, call *sdk.CallToolRequest, method string,
 	hasJSON, hasData := len(in.JSON) > 0 && !isNull(in.JSON), len(in.Data) > 0 && !isNull(in.Data)
 	switch {
 	case hasJSON && hasData:
-		return nil, sdk.Errorf(sdk.CodeInvalidArgument, "give json= or data=, not both")
+		return response{}, sdk.Errorf(sdk.CodeInvalidArgument, "give json= or data=, not both")
 	case hasJSON:
 		body, contentType, _ = encodeBody("application/json", in.JSON)
 	case hasData:
@@ -237,20 +224,20 @@ func (a *api) raw(ctx context.Context, call *sdk.CallToolRequest, method string,
 		if json.Unmarshal(in.Data, &s) == nil {
 			body, contentType = []byte(s), "text/plain; charset=utf-8"
 		} else if body, contentType, err = encodeBody("application/x-www-form-urlencoded", in.Data); err != nil {
-			return nil, sdk.Errorf(sdk.CodeInvalidArgument, "data: want a string or a dict of form fields: %v", err)
+			return response{}, sdk.Errorf(sdk.CodeInvalidArgument, "data: want a string or a dict of form fields: %v", err)
 		}
 	}
 	r, err := newRequest(ctx, method, u, body, contentType)
 	if err != nil {
-		return nil, err
+		return response{}, err
 	}
 	for name, v := range in.Headers {
 		if !httpguts.ValidHeaderFieldName(name) {
-			return nil, sdk.Errorf(sdk.CodeInvalidArgument, "headers: %q is not a valid header name", name)
+			return response{}, sdk.Errorf(sdk.CodeInvalidArgument, "headers: %q is not a valid header name", name)
 		}
 		s, err := headerValue(name, v)
 		if err != nil {
-			return nil, err
+			return response{}, err
 		}
 		r.Header.Set(name, s)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -12,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -57,9 +57,8 @@ func newClient(base *url.URL, cfg *config) *client {
 	if len(c.secrets) > 0 {
 		c.redact = sdk.NewRedactor(c.secrets...)
 	}
-	transport := http.DefaultTransport.(*http.Transport).Clone()
 	c.http = &http.Client{
-		Transport: transport,
+		Transport: http.DefaultTransport.(*http.Transport).Clone(),
 		// Redirects are followed within the API's origin only: the
 		// credentials must not go anywhere else. Another origin's redirect
 		// is returned as the result (status 3xx, headers.location).
@@ -78,36 +77,19 @@ func newClient(base *url.URL, cfg *config) *client {
 }
 
 // secretsOf lists the credentials to keep out of results: the token, the
-// values of configured headers that carry credentials, and the base URL's
-// password.
+// values of configured headers that carry credentials (sdk.HeaderSecrets),
+// and those of the base URL (sdk.URLSecrets).
 func secretsOf(base *url.URL, headers http.Header, token string) []string {
-	var s []string
-	add := func(v string) {
-		if len(v) >= minSecret {
-			s = append(s, v)
-		}
-	}
-	add(token)
+	s := []string{token}
 	for name, values := range headers {
-		if !credentialHeader.MatchString(name) {
-			continue
-		}
 		for _, v := range values {
-			add(v)
-			if _, cred, ok := strings.Cut(v, " "); ok { // "Basic xyz", "Token xyz"
-				add(strings.TrimSpace(cred))
-			}
+			s = append(s, sdk.HeaderSecrets(name, v)...)
 		}
 	}
-	if pw, ok := base.User.Password(); ok {
-		add(pw)
-		add(base64.StdEncoding.EncodeToString([]byte(base.User.Username() + ":" + pw)))
-	}
-	return s // sdk.NewRedactor dedupes them and replaces the longest first
+	s = append(s, sdk.URLSecrets(base.String())...)
+	// sdk.NewRedactor dedupes them and replaces the longest first.
+	return slices.DeleteFunc(s, func(v string) bool { return len(v) < minSecret })
 }
-
-// credentialHeader matches the names of headers whose values are secrets.
-var credentialHeader = regexp.MustCompile(`(?i)auth|key|token|secret|session|cookie|passw|signature|credential`)
 
 // sameOrigin reports whether u has base's scheme, host and port.
 func sameOrigin(u, base *url.URL) bool {
@@ -115,11 +97,8 @@ func sameOrigin(u, base *url.URL) bool {
 }
 
 func hostPort(u *url.URL) string {
-	host, port := strings.ToLower(u.Hostname()), u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
-	}
-	return net.JoinHostPort(host, port)
+	port := cmp.Or(u.Port(), map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)])
+	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // resolve turns the path given to a call into a URL under the base URL. A
@@ -199,7 +178,7 @@ var errTimedOut = errors.New("timed out")
 // send adds the credentials to r and sends it. A response of any status is
 // a result; a request that gets no response is an error: TimeoutError,
 // ConnectionError, or CancelledError when the call was cancelled.
-func (c *client) send(ctx context.Context, call *sdk.CallToolRequest, r *http.Request) (*response, error) {
+func (c *client) send(ctx context.Context, call *sdk.CallToolRequest, r *http.Request) (response, error) {
 	shown := r.Method + " " + display(r.URL)
 	c.authorize(r)
 	reqCtx := ctx
@@ -210,18 +189,18 @@ func (c *client) send(ctx context.Context, call *sdk.CallToolRequest, r *http.Re
 	}
 	resp, err := c.http.Do(r.WithContext(reqCtx))
 	if err != nil {
-		return nil, c.failure(ctx, reqCtx, shown, r.URL, err)
+		return response{}, c.failure(ctx, reqCtx, shown, r.URL, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
-		return nil, c.failure(ctx, reqCtx, shown, r.URL, err)
+		return response{}, c.failure(ctx, reqCtx, shown, r.URL, err)
 	}
 	if len(body) > maxBody {
-		return nil, sdk.Errorf(sdk.CodeInternal, "%s: the response body is larger than %d MiB", shown, maxBody>>20)
+		return response{}, sdk.Errorf(sdk.CodeInternal, "%s: the response body is larger than %d MiB", shown, maxBody>>20)
 	}
 	call.Log(fmt.Sprintf("%s → %s", shown, resp.Status))
-	out := &response{
+	out := response{
 		OK:      resp.StatusCode >= 200 && resp.StatusCode < 300,
 		Status:  resp.StatusCode,
 		Headers: make(map[string]string, len(resp.Header)),

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,7 +25,7 @@ import (
 // operation's summary and description, its parameters from the operation's
 // parameters and request body, its output from the 2xx response.
 func (op *operation) toolInfo() *sdk.Tool {
-	var names, required []string
+	var required []string
 	props := map[string]any{}
 	for _, p := range op.params {
 		s := inline(p.Schema)
@@ -34,21 +35,14 @@ func (op *operation) toolInfo() *sdk.Tool {
 				break
 			}
 		}
-		desc := strings.TrimSpace(p.Description)
 		where := p.In + " parameter"
 		if p.alias != "" {
-			where += fmt.Sprintf(", also accepted as %s", p.alias)
+			where += ", also accepted as " + p.alias
 		}
-		if desc != "" {
-			desc += " (" + where + ")"
-		} else {
-			desc = "(" + where + ")"
-		}
-		s["description"] = desc
+		s["description"] = strings.TrimSpace(strings.TrimSpace(p.Description) + " (" + where + ")")
 		if p.Deprecated {
 			s["deprecated"] = true
 		}
-		names = append(names, p.Name)
 		props[p.Name] = s
 		if p.Required {
 			required = append(required, p.Name)
@@ -56,34 +50,26 @@ func (op *operation) toolInfo() *sdk.Tool {
 	}
 	if b := op.body; b != nil {
 		s := inline(b.schema)
-		desc := b.description
-		if desc == "" {
-			desc = "The request body"
-		}
-		s["description"] = fmt.Sprintf("%s (%s)", desc, b.mediaType)
-		names = append(names, b.arg)
+		s["description"] = fmt.Sprintf("%s (%s)", cmp.Or(b.description, "The request body"), b.mediaType)
 		props[b.arg] = s
 		if b.required {
 			required = append(required, b.arg)
 		}
 	}
-	data := map[string]any{}
-	if op.responseRef != nil {
-		data = inline(op.responseRef)
-	}
+	data := inline(op.responseRef)
 	data["description"] = "the body: parsed JSON, or text"
 	output := objectSchema([]string{"ok", "status", "data", "headers"}, map[string]any{
 		"ok":      map[string]any{"type": "boolean", "description": "whether the status is 2xx"},
 		"status":  map[string]any{"type": "integer", "description": "the HTTP status code"},
 		"data":    data,
 		"headers": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}, "description": "the response headers, by lower-case name"},
-	}, nil, nil)
+	}, nil, false)
 	return &sdk.Tool{
 		Name:         op.tool,
 		Description:  op.doc(),
-		InputSchema:  objectSchema(names, props, required, map[string]any{"additionalProperties": false}),
+		InputSchema:  objectSchema(op.args, props, required, true),
 		OutputSchema: output,
-		Params:       append([]string{}, names...),
+		Params:       slices.Clone(op.args),
 	}
 }
 
@@ -121,20 +107,6 @@ func (op *operation) lookup(arg string) *param {
 	return nil
 }
 
-func (op *operation) argNames() string {
-	var names []string
-	for _, p := range op.params {
-		names = append(names, p.Name)
-	}
-	if op.body != nil {
-		names = append(names, op.body.arg)
-	}
-	if len(names) == 0 {
-		return "none"
-	}
-	return strings.Join(names, ", ")
-}
-
 // request builds the HTTP request for a call of op (with no credentials yet)
 // and validates it against the document. Every argument that does not fit
 // is named in the error, a ValueError in Python.
@@ -158,7 +130,7 @@ func (op *operation) request(ctx context.Context, c *client, raw json.RawMessage
 		}
 		p := op.lookup(name)
 		if p == nil {
-			problems = append(problems, fmt.Sprintf("%s: unknown argument (the arguments are %s)", name, op.argNames()))
+			problems = append(problems, fmt.Sprintf("%s: unknown argument (the arguments are %s)", name, cmp.Or(strings.Join(op.args, ", "), "none")))
 			continue
 		}
 		if _, dup := values[p]; dup {
@@ -229,9 +201,7 @@ func (op *operation) request(ctx context.Context, c *client, raw json.RawMessage
 	if err != nil {
 		return nil, err
 	}
-	for k, v := range header {
-		r.Header[k] = v
-	}
+	maps.Copy(r.Header, header)
 	for _, ck := range cookies {
 		r.AddCookie(ck)
 	}
@@ -320,25 +290,17 @@ func validationProblems(op *operation, err error) []string {
 		case re.RequestBody != nil && op.body != nil:
 			arg = op.body.arg
 		}
-		for _, reason := range reasons(re) {
-			if reason.at != "" {
-				out = append(out, fmt.Sprintf("%s.%s: %s", arg, reason.at, reason.text))
-			} else {
-				out = append(out, fmt.Sprintf("%s: %s", arg, reason.text))
-			}
-		}
+		out = append(out, problems(arg, re)...)
 	}
 	walk(err)
 	sort.Strings(out)
 	return slices.Compact(out)
 }
 
-type reason struct{ at, text string }
-
-// reasons lists what is wrong in one RequestError: each schema error with
-// where in the value it is, or the error's own reason.
-func reasons(re *openapi3filter.RequestError) []reason {
-	var out []reason
+// problems lists what is wrong with arg in one RequestError: each schema
+// error with where in the value it is, or the error's own reason.
+func problems(arg string, re *openapi3filter.RequestError) []string {
+	var out []string
 	var schema func(error) bool
 	schema = func(err error) bool {
 		var me openapi3.MultiError
@@ -351,7 +313,11 @@ func reasons(re *openapi3filter.RequestError) []reason {
 		}
 		var se *openapi3.SchemaError
 		if errors.As(err, &se) {
-			out = append(out, reason{at: strings.Join(se.JSONPointer(), "."), text: schemaReason(se)})
+			at := arg
+			if p := strings.Join(se.JSONPointer(), "."); p != "" {
+				at += "." + p
+			}
+			out = append(out, at+": "+schemaReason(se))
 			return true
 		}
 		return false
@@ -359,21 +325,19 @@ func reasons(re *openapi3filter.RequestError) []reason {
 	if re.Err != nil && schema(re.Err) {
 		return out
 	}
+	text := re.Reason
+	var pe *openapi3filter.ParseError
 	switch {
 	case errors.Is(re.Err, openapi3filter.ErrInvalidRequired):
-		return []reason{{text: "required, but missing"}}
+		text = "required, but missing"
 	case errors.Is(re.Err, openapi3filter.ErrInvalidEmptyValue):
-		return []reason{{text: "must not be empty"}}
-	}
-	var pe *openapi3filter.ParseError
-	if errors.As(re.Err, &pe) {
-		return []reason{{text: parseReason(pe)}}
-	}
-	text := re.Reason
-	if re.Err != nil {
+		text = "must not be empty"
+	case errors.As(re.Err, &pe):
+		text = parseReason(pe)
+	case re.Err != nil:
 		text = re.Err.Error()
 	}
-	return []reason{{text: text}}
+	return []string{arg + ": " + text}
 }
 
 func parseReason(pe *openapi3filter.ParseError) string {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"maps"
 	"path"
-	"slices"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -77,29 +76,15 @@ func (in *inliner) schema(ref *openapi3.SchemaRef, depth int) map[string]any {
 	if err != nil || json.Unmarshal(raw, &m) != nil {
 		return map[string]any{}
 	}
-	for k := range m {
-		if strings.HasPrefix(k, "x-") {
-			delete(m, k)
-		}
-	}
+	maps.DeleteFunc(m, func(k string, _ any) bool { return strings.HasPrefix(k, "x-") })
 	sub := func(r *openapi3.SchemaRef) map[string]any { return in.schema(r, depth+1) }
-	subs := func(rs openapi3.SchemaRefs) []any {
-		out := make([]any, len(rs))
-		for i, r := range rs {
-			out[i] = sub(r)
-		}
-		return out
-	}
-	schemas := func(ss openapi3.Schemas) map[string]any {
-		out := make(map[string]any, len(ss))
-		for k, r := range ss {
-			out[k] = sub(r)
-		}
-		return out
-	}
 	for key, refs := range map[string]openapi3.SchemaRefs{"allOf": s.AllOf, "anyOf": s.AnyOf, "oneOf": s.OneOf, "prefixItems": s.PrefixItems} {
 		if len(refs) > 0 {
-			m[key] = subs(refs)
+			out := make([]any, len(refs))
+			for i, r := range refs {
+				out[i] = sub(r)
+			}
+			m[key] = out
 		}
 	}
 	for key, r := range map[string]*openapi3.SchemaRef{"not": s.Not, "items": s.Items, "contains": s.Contains,
@@ -111,7 +96,11 @@ func (in *inliner) schema(ref *openapi3.SchemaRef, depth int) map[string]any {
 	for key, ss := range map[string]openapi3.Schemas{"properties": s.Properties, "patternProperties": s.PatternProperties,
 		"dependentSchemas": s.DependentSchemas, "$defs": s.Defs} {
 		if len(ss) > 0 {
-			m[key] = schemas(ss)
+			out := make(map[string]any, len(ss))
+			for k, r := range ss {
+				out[k] = sub(r)
+			}
+			m[key] = out
 		}
 	}
 	if r := s.AdditionalProperties.Schema; r != nil {
@@ -154,8 +143,9 @@ func typeName(ref *openapi3.SchemaRef) string {
 }
 
 // objectSchema writes an object schema whose properties keep their order,
-// so that help() lists the parameters in the order they bind positionally.
-func objectSchema(names []string, props map[string]any, required []string, extra map[string]any) json.RawMessage {
+// so that help() lists the parameters in the order they bind positionally;
+// closed forbids other properties.
+func objectSchema(names []string, props map[string]any, required []string, closed bool) json.RawMessage {
 	var b bytes.Buffer
 	b.WriteString(`{"type":"object","properties":{`)
 	for i, name := range names {
@@ -174,13 +164,8 @@ func objectSchema(names []string, props map[string]any, required []string, extra
 		b.WriteString(`,"required":`)
 		b.Write(r)
 	}
-	for _, k := range slices.Sorted(maps.Keys(extra)) {
-		kj, _ := json.Marshal(k)
-		vj, _ := json.Marshal(extra[k])
-		b.WriteByte(',')
-		b.Write(kj)
-		b.WriteByte(':')
-		b.Write(vj)
+	if closed {
+		b.WriteString(`,"additionalProperties":false`)
 	}
 	b.WriteByte('}')
 	return b.Bytes()

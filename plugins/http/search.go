@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"regexp"
@@ -49,17 +50,9 @@ func (s *spec) search(query string) []searchHit {
 	}
 	method := ""
 	if first, rest, _ := strings.Cut(q, " "); slices.Contains(searchMethods, first) {
-		method, q = first, strings.TrimSpace(rest)
+		method, q = first, cmp.Or(strings.TrimSpace(rest), "*")
 	}
-	if q == "" {
-		q = "*"
-	}
-	var ops []*operation
-	for _, op := range s.ops {
-		if method == "" || op.method == method {
-			ops = append(ops, op)
-		}
-	}
+	ops := filter(s.ops, func(op *operation) bool { return method == "" || op.method == method })
 	hits := []searchHit{}
 	for _, op := range matching(ops, q) {
 		hits = append(hits, op.hit())
@@ -115,20 +108,8 @@ func filter(ops []*operation, keep func(*operation) bool) []*operation {
 
 // globRegexp compiles a shell glob (* and ?) matched against a whole path.
 func globRegexp(glob string) *regexp.Regexp {
-	var b strings.Builder
-	b.WriteString("^")
-	for _, c := range glob {
-		switch c {
-		case '*':
-			b.WriteString(".*")
-		case '?':
-			b.WriteString(".")
-		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
-		}
-	}
-	b.WriteString("$")
-	return regexp.MustCompile(b.String())
+	quoted := regexp.QuoteMeta(glob) // * and ? are \* and \? in it
+	return regexp.MustCompile("^" + strings.NewReplacer(`\*`, ".*", `\?`, ".").Replace(quoted) + "$")
 }
 
 // tokens are the words by which a keyword finds an operation: its path

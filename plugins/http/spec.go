@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -42,6 +43,7 @@ type operation struct {
 	deprecated   bool
 	params       []*param // in argument order
 	body         *requestBody
+	args         []string       // the arguments' names: params', then body's
 	route        *routers.Route // for request validation
 	responseRef  *openapi3.SchemaRef
 }
@@ -80,10 +82,12 @@ func loadSpec(ctx context.Context, location string, creds *client) (*openapi3.T,
 		at  *url.URL
 		err error
 	)
+	shown := location // as messages show it
 	if strings.HasPrefix(location, "http://") || strings.HasPrefix(location, "https://") {
 		if at, err = url.Parse(location); err != nil {
 			return nil, nil, &sdk.ConfigError{Key: "spec", Message: "not a valid URL"}
 		}
+		shown = display(at)
 		var data []byte
 		if data, err = fetch(ctx, hc, at, creds); err != nil {
 			return nil, nil, &sdk.ConfigError{Key: "spec", Message: err.Error()}
@@ -99,22 +103,15 @@ func loadSpec(ctx context.Context, location string, creds *client) (*openapi3.T,
 		doc, err = loader.LoadFromFile(file)
 	}
 	if err != nil {
-		return nil, nil, &sdk.ConfigError{Key: "spec", Message: fmt.Sprintf("%s: %v", shownLocation(location, at), err)}
+		return nil, nil, &sdk.ConfigError{Key: "spec", Message: fmt.Sprintf("%s: %v", shown, err)}
 	}
 	if doc.Paths == nil {
 		doc.Paths = openapi3.NewPaths()
 	}
 	if err := doc.Validate(ctx, openapi3.DisableExamplesValidation(), openapi3.DisableSchemaDefaultsValidation()); err != nil {
-		return nil, nil, &sdk.ConfigError{Key: "spec", Message: fmt.Sprintf("%s: not a valid OpenAPI document: %v", shownLocation(location, at), err)}
+		return nil, nil, &sdk.ConfigError{Key: "spec", Message: fmt.Sprintf("%s: not a valid OpenAPI document: %v", shown, err)}
 	}
 	return doc, at, nil
-}
-
-func shownLocation(location string, at *url.URL) string {
-	if at != nil {
-		return display(at)
-	}
-	return location
 }
 
 // fetch GETs a document; with the API's credentials only when it is on the
@@ -174,8 +171,14 @@ func serverURL(doc *openapi3.T, at *url.URL) (*url.URL, error) {
 	return u, nil
 }
 
-// Methods in the order that operations of one path are listed.
-var methodOrder = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE", "QUERY"}
+// methodRank orders the operations of one path by method; unknown methods
+// come last.
+func methodRank(m string) int {
+	if i := slices.Index([]string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE", "QUERY"}, m); i >= 0 {
+		return i
+	}
+	return math.MaxInt
+}
 
 // newSpec indexes the operations of doc. Header parameters that the bridge
 // sets itself (configured headers, Authorization, Accept, Content-Type)
@@ -194,14 +197,7 @@ func newSpec(doc *openapi3.T, configured http.Header, reserved []string) *spec {
 		}
 		ops := item.Operations()
 		methods := slices.SortedFunc(maps.Keys(ops), func(a, b string) int {
-			ia, ib := slices.Index(methodOrder, a), slices.Index(methodOrder, b)
-			if ia < 0 {
-				ia = len(methodOrder)
-			}
-			if ib < 0 {
-				ib = len(methodOrder)
-			}
-			return cmp.Or(cmp.Compare(ia, ib), cmp.Compare(a, b))
+			return cmp.Or(cmp.Compare(methodRank(a), methodRank(b)), cmp.Compare(a, b))
 		})
 		for _, m := range methods {
 			s.ops = append(s.ops, newOperation(doc, p, item, strings.ToUpper(m), ops[m], configured))
@@ -217,20 +213,15 @@ func newOperation(doc *openapi3.T, p string, item *openapi3.PathItem, method str
 		summary: strings.TrimSpace(o.Summary), description: strings.TrimSpace(o.Description),
 		deprecated: o.Deprecated,
 	}
-	// The operation's parameters override the path item's.
-	var merged []*openapi3.Parameter
-	for _, r := range item.Parameters {
-		if r != nil && r.Value != nil && o.Parameters.GetByInAndName(r.Value.In, r.Value.Name) == nil {
-			merged = append(merged, r.Value)
-		}
-	}
-	for _, r := range o.Parameters {
-		if r != nil && r.Value != nil {
-			merged = append(merged, r.Value)
-		}
-	}
 	var kept openapi3.Parameters
-	for _, prm := range merged {
+	for i, r := range slices.Concat(item.Parameters, o.Parameters) {
+		if r == nil || r.Value == nil {
+			continue
+		}
+		prm := r.Value
+		if i < len(item.Parameters) && o.Parameters.GetByInAndName(prm.In, prm.Name) != nil {
+			continue // the operation's parameters override the path item's
+		}
 		if prm.In == openapi3.ParameterInHeader && bridgeHeader(prm.Name, configured) {
 			continue
 		}
@@ -263,6 +254,12 @@ func newOperation(doc *openapi3.T, p string, item *openapi3.PathItem, method str
 		if media != nil {
 			op.body.schema = media.Schema
 		}
+	}
+	for _, prm := range op.params {
+		op.args = append(op.args, prm.Name)
+	}
+	if op.body != nil {
+		op.args = append(op.args, op.body.arg)
 	}
 	op.responseRef = successSchema(o)
 
@@ -315,10 +312,7 @@ func baseMediaType(mt string) string {
 
 // successSchema is the schema of the operation's first 2xx JSON response.
 func successSchema(o *openapi3.Operation) *openapi3.SchemaRef {
-	if o.Responses == nil {
-		return nil
-	}
-	responses := o.Responses.Map()
+	responses := o.Responses.Map() // empty when nil
 	for _, code := range slices.Sorted(maps.Keys(responses)) {
 		r := responses[code]
 		if !strings.HasPrefix(code, "2") || r == nil || r.Value == nil {
@@ -349,10 +343,9 @@ func nameTools(ops []*operation, reserved []string) {
 		}
 		candidate := name
 		for i := 1; taken[sdk.PythonName(candidate)]; i++ {
-			switch i {
-			case 1:
+			if i == 1 {
 				candidate = name + "_" + strings.ToLower(op.method)
-			default:
+			} else {
 				candidate = fmt.Sprintf("%s_%d", name, i)
 			}
 		}

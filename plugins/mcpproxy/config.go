@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -80,9 +81,7 @@ func parseConfig(req *sdk.ConfigureRequest) (*serverConfig, error) {
 			c.Type = typeHTTP
 		}
 	}
-	if c.Name == "" {
-		c.Name = "mcp"
-	}
+	c.Name = cmp.Or(c.Name, "mcp")
 	var errs []error
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, &sdk.ConfigError{Key: key, Message: fmt.Sprintf("MCP server %q: ", c.Name) + fmt.Sprintf(format, args...)})
@@ -98,8 +97,10 @@ func parseConfig(req *sdk.ConfigureRequest) (*serverConfig, error) {
 			bad("url", `"url" and "headers" are for http servers, not stdio ones`)
 		}
 	case typeHTTP, typeSSE:
-		if err := checkURL(c.URL); err != nil {
-			bad("url", "%v", err)
+		if c.URL == "" {
+			bad("url", `an http server needs a "url"`)
+		} else if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("url", "url must be an http:// or https:// URL, got %q", safeURL(c.URL))
 		}
 		if c.Command != "" || len(c.Args) > 0 || len(c.Env) > 0 {
 			bad("command", `"command", "args" and "env" are for stdio servers, not %s ones`, c.Type)
@@ -147,17 +148,6 @@ func (c *serverConfig) secrets() []string {
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-func checkURL(s string) error {
-	if s == "" {
-		return errors.New(`an http server needs a "url"`)
-	}
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("url must be an http:// or https:// URL, got %q", safeURL(s))
-	}
-	return nil
-}
-
 // safeURL is a URL as messages show it: scheme://host/path, without the
 // userinfo, query and fragment, which may hold credentials.
 func safeURL(raw string) string {
@@ -194,9 +184,7 @@ func (c *serverConfig) environ() []string {
 		env["HOME"] = c.Home
 		env["npm_config_cache"] = filepath.Join(c.Home, ".npm")
 	}
-	for k, v := range c.Env {
-		env[k] = v
-	}
+	maps.Copy(env, c.Env)
 	env[ProbeEnv] = "1"
 	out := make([]string, 0, len(env))
 	for _, k := range slices.Sorted(maps.Keys(env)) {

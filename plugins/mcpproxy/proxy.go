@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -91,14 +92,11 @@ func (p *proxy) configure(ctx context.Context, req *sdk.ConfigureRequest) error 
 	}
 	p.connMu.Lock()
 	defer p.connMu.Unlock()
-	_, _ = p.connect(ctx)
-	p.mu.Lock()
-	skipped, why := p.skipped, p.down
-	p.mu.Unlock()
-	if skipped {
+	var lb *loopbackError
+	if _, err := p.connect(ctx); errors.As(err, &lb) {
 		// The loopback guard: the server is Parselbox itself. The host
 		// leaves the namespace out altogether.
-		return sdk.Decline(fmt.Sprintf("MCP server %q is Parselbox itself: %s", cfg.Name, why))
+		return sdk.Decline(fmt.Sprintf("MCP server %q is Parselbox itself: %s", cfg.Name, lb.why))
 	}
 	return nil
 }
@@ -181,13 +179,13 @@ func (p *proxy) description(tools int) string {
 	b := strings.Builder{}
 	b.WriteString(head)
 	if si := p.sess.info.ServerInfo; si != nil {
-		name := si.Title
-		if name == "" {
-			name = si.Name
-		}
-		fmt.Fprintf(&b, ", %s %s", name, si.Version)
+		fmt.Fprintf(&b, ", %s %s", cmp.Or(si.Title, si.Name), si.Version)
 	}
-	fmt.Fprintf(&b, ": %d tool%s; call them with keyword or positional arguments.", tools, plural(tools))
+	noun := "tools"
+	if tools == 1 {
+		noun = "tool"
+	}
+	fmt.Fprintf(&b, ": %d %s; call them with keyword or positional arguments.", tools, noun)
 	if ins := strings.TrimSpace(p.sess.info.Instructions); ins != "" {
 		// Redacted before it is cut: a cut through a credential would
 		// leave its start, which no redactor recognizes.
@@ -208,13 +206,6 @@ func truncate(s string, n int) string {
 		cut = n
 	}
 	return strings.TrimSpace(s[:cut]) + " …"
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 // fail records why the server cannot be used (URLs in it as safeURL shows

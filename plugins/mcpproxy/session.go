@@ -4,13 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parselbox/parselbox/sdk"
 )
 
 // A session is one connection to the server: for a stdio server, one run
@@ -220,10 +224,7 @@ func (s *session) serverName() string {
 // and the server's log notifications, go to its log.
 type call struct {
 	token string
-	req   interface {
-		Log(line string)
-		Progress(progress, total float64, message string)
-	}
+	req   *sdk.CallToolRequest
 }
 
 // onProgress routes a progress notification to its call's log.
@@ -245,10 +246,7 @@ func (s *session) onLog(_ context.Context, req *mcp.LoggingMessageRequest) {
 	line := logLine(req.Params)
 	s.p.log.Debug("server log", "line", line)
 	s.mu.Lock()
-	calls := make([]*call, 0, len(s.calls))
-	for _, c := range s.calls {
-		calls = append(calls, c)
-	}
+	calls := slices.Collect(maps.Values(s.calls))
 	s.mu.Unlock()
 	for _, c := range calls {
 		c.req.Log(line)

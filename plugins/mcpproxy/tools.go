@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"strings"
 	"unicode"
@@ -57,10 +58,7 @@ func describeTool(s *session, name string, t *mcp.Tool) (*sdk.Tool, *entry) {
 		in = json.RawMessage(`{"type":"object"}`)
 	}
 	out := objectSchema(raw.Output, t.OutputSchema)
-	desc := strings.TrimSpace(t.Description)
-	if desc == "" {
-		desc = t.Title
-	}
+	desc := cmp.Or(strings.TrimSpace(t.Description), t.Title)
 	var required struct {
 		Required []string `json:"required"`
 	}

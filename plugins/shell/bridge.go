@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -71,11 +72,9 @@ func parseConfig(raw json.RawMessage, base []string) (*settings, error) {
 		return &sdk.ConfigError{Key: key, Message: fmt.Sprintf(format, args...)}
 	}
 	s := &settings{command: c.Command, timeout: c.Timeout.D(), maxOutput: c.MaxOutput}
-	argv, err := splitCommand(s.command)
-	if err != nil {
+	if s.argv, err = splitCommand(s.command); err != nil {
 		return nil, bad("command", "%v", err)
 	}
-	s.argv = argv
 	if c.Cwd != "" {
 		fi, err := os.Stat(c.Cwd)
 		if err != nil {
@@ -92,7 +91,7 @@ func parseConfig(raw json.RawMessage, base []string) (*settings, error) {
 		}
 	}
 	s.env = shellEnv(base, c.Env)
-	if s.path, err = lookPath(argv[0], envValue(s.env, "PATH"), s.dir); err != nil {
+	if s.path, err = lookPath(s.argv[0], envValue(s.env, "PATH"), s.dir); err != nil {
 		return nil, bad("command", "%v", err)
 	}
 	if s.maxOutput <= 0 {
@@ -116,9 +115,7 @@ func shellEnv(base []string, env map[string]string) []string {
 	if _, ok := vars["PATH"]; !ok {
 		vars["PATH"] = sdk.DefaultPath
 	}
-	for k, v := range env {
-		vars[k] = v
-	}
+	maps.Copy(vars, env)
 	out := make([]string, 0, len(vars))
 	for k, v := range vars {
 		out = append(out, k+"="+v)
@@ -294,10 +291,7 @@ func (sb *shellBridge) settings() (*settings, error) {
 func (sb *shellBridge) shutdown(ctx context.Context) error {
 	sb.mu.Lock()
 	sb.closed = true
-	procs := make([]*process, 0, len(sb.live))
-	for p := range sb.live {
-		procs = append(procs, p)
-	}
+	procs := slices.Collect(maps.Keys(sb.live))
 	sb.mu.Unlock()
 	for _, p := range procs {
 		p.kill(reasonShutdown)

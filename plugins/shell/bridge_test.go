@@ -232,7 +232,7 @@ func TestLines(t *testing.T) {
 	var got []string
 	l := &lines{log: func(s string) { got = append(got, s) }}
 	for _, w := range []string{"a\nb", "c\r\n\n", strings.Repeat("x", maxLogLine+3), "\nlast"} {
-		l.write([]byte(w))
+		l.Write([]byte(w))
 	}
 	l.flush()
 	want := []string{"a", "bc", "", strings.Repeat("x", maxLogLine), "xxx", "last"}

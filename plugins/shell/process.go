@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -26,7 +28,7 @@ var (
 )
 
 // reason says why a process ended early.
-type reason int
+type reason = int32
 
 const (
 	reasonNone     reason = iota // it exited by itself
@@ -49,8 +51,7 @@ type process struct {
 	done     chan struct{} // closed once the process is reaped
 	stopWait func() bool   // stops the context's watch
 
-	mu  sync.Mutex
-	why reason
+	why atomic.Int32 // a reason, set once
 }
 
 // startProcess starts s's command. When ctx ends, the process group gets
@@ -81,14 +82,7 @@ func (p *process) read(out, errOut *lines) {
 		l *lines
 	}{{p.stdout, out}, {p.stderr, errOut}} {
 		p.readers.Go(func() {
-			buf := make([]byte, 32<<10)
-			for {
-				n, err := c.f.Read(buf)
-				c.l.write(buf[:n])
-				if err != nil {
-					break
-				}
-			}
+			_, _ = io.Copy(c.l, c.f)
 			c.l.flush()
 		})
 	}
@@ -97,21 +91,13 @@ func (p *process) read(out, errOut *lines) {
 // terminate asks the process group to stop (SIGTERM), and forces it
 // (SIGKILL) after killGrace.
 func (p *process) terminate() {
-	p.mu.Lock()
-	if p.why == reasonNone {
-		p.why = reasonCancel
-	}
-	p.mu.Unlock()
+	p.why.CompareAndSwap(reasonNone, reasonCancel)
 	go p.pg.Stop(nil, killGrace)
 }
 
 // kill ends the process group at once.
 func (p *process) kill(why reason) {
-	p.mu.Lock()
-	if p.why == reasonNone {
-		p.why = why
-	}
-	p.mu.Unlock()
+	p.why.CompareAndSwap(reasonNone, why)
 	p.pg.Kill()
 }
 
@@ -122,10 +108,7 @@ func (p *process) kill(why reason) {
 func (p *process) wait() (int, reason) {
 	_ = p.pg.Wait() // kills the group's leftovers before reaping the shell
 	p.stopWait()
-	p.mu.Lock()
-	why := p.why
-	p.mu.Unlock()
-
+	why := p.why.Load()
 	_ = p.stdin.Close()
 	drained := make(chan struct{})
 	go func() {
@@ -135,13 +118,12 @@ func (p *process) wait() (int, reason) {
 	select {
 	case <-drained:
 	case <-time.After(drainDelay):
-		// A process outside the group holds the pipes: stop reading.
-		_ = p.stdout.Close()
-		_ = p.stderr.Close()
-		<-drained
+		// A process outside the group holds the pipes: closing them
+		// stops reading.
 	}
 	_ = p.stdout.Close()
 	_ = p.stderr.Close()
+	<-drained
 	close(p.done)
 	return exitCode(p.cmd.ProcessState), why
 }
@@ -169,14 +151,13 @@ func (l *lines) logLine(b []byte) {
 	l.log(strings.ToValidUTF8(string(b), "\uFFFD"))
 }
 
-func (l *lines) write(b []byte) {
+// Write implements io.Writer; it never fails.
+func (l *lines) Write(b []byte) (int, error) {
+	n := len(b)
 	if l.capture != nil {
 		l.capture.write(b)
 	}
-	if l.log == nil {
-		return
-	}
-	for len(b) > 0 {
+	for l.log != nil && len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
 		if i < 0 {
 			l.partial = append(l.partial, b...)
@@ -184,13 +165,14 @@ func (l *lines) write(b []byte) {
 				l.logLine(l.partial[:maxLogLine])
 				l.partial = append(l.partial[:0], l.partial[maxLogLine:]...)
 			}
-			return
+			break
 		}
 		l.partial = append(l.partial, b[:i]...)
 		l.logLine(trimCR(l.partial))
 		l.partial = l.partial[:0]
 		b = b[i+1:]
 	}
+	return n, nil
 }
 
 // flush logs an unterminated last line.

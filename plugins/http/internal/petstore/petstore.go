@@ -110,11 +110,8 @@ func newStore(token string, pets []Pet) *Store {
 func (s *Store) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
 func (s *Store) handle(pattern string, secured bool, h http.HandlerFunc) {
-	method, path, ok := strings.Cut(pattern, " ")
-	if !ok {
-		method, path = "", pattern
-	}
-	s.mux.HandleFunc(strings.TrimSpace(method+" "+Prefix+path), func(w http.ResponseWriter, r *http.Request) {
+	i := strings.IndexByte(pattern, '/') // Prefix goes before the path
+	s.mux.HandleFunc(pattern[:i]+Prefix+pattern[i:], func(w http.ResponseWriter, r *http.Request) {
 		if secured && s.token != "" && r.Header.Get("Authorization") != "Bearer "+s.token {
 			reply(w, http.StatusUnauthorized, apiError{Code: 401, Message: "unauthorized"})
 			return

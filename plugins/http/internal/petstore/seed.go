@@ -47,25 +47,20 @@ var (
 // of them available, 15% pending and 35% sold.
 func Seed(n int) []Pet {
 	r := rand.New(rand.NewPCG(2026, 15))
-	pick := func(total int, weight func(int) int, count int) int {
+	// pick draws an index in [0, count) with the given weights.
+	pick := func(count int, weight func(int) int) int {
+		total := 0
+		for i := range count {
+			total += weight(i)
+		}
 		x := r.IntN(total)
-		for i := 0; i < count; i++ {
+		for i := range count {
 			if x -= weight(i); x < 0 {
 				return i
 			}
 		}
 		return count - 1
 	}
-	sum := func(count int, weight func(int) int) (t int) {
-		for i := 0; i < count; i++ {
-			t += weight(i)
-		}
-		return t
-	}
-	wOrigin := func(i int) int { return Origins[i].Weight }
-	wCat := func(i int) int { return seedCategories[i].weight }
-	wStatus := func(i int) int { return seedStatuses[i].weight }
-	tOrigin, tCat, tStatus := sum(len(Origins), wOrigin), sum(len(seedCategories), wCat), sum(len(seedStatuses), wStatus)
 	tagIDs := map[string]int64{}
 	tag := func(name string) Tag {
 		if _, ok := tagIDs[name]; !ok {
@@ -76,8 +71,8 @@ func Seed(n int) []Pet {
 	pets := make([]Pet, 0, n)
 	for i := range n {
 		id := int64(i + 1)
-		c := pick(tCat, wCat, len(seedCategories))
-		o := Origins[pick(tOrigin, wOrigin, len(Origins))].Code
+		c := pick(len(seedCategories), func(i int) int { return seedCategories[i].weight })
+		o := Origins[pick(len(Origins), func(i int) int { return Origins[i].Weight })].Code
 		pets = append(pets, Pet{
 			ID:        id,
 			Name:      seedNames[r.IntN(len(seedNames))],
@@ -88,7 +83,7 @@ func Seed(n int) []Pet {
 				tag("hub:" + Hubs[r.IntN(len(Hubs))]),
 				tag(seedTraits[r.IntN(len(seedTraits))]),
 			},
-			Status: seedStatuses[pick(tStatus, wStatus, len(seedStatuses))].name,
+			Status: seedStatuses[pick(len(seedStatuses), func(i int) int { return seedStatuses[i].weight })].name,
 		})
 	}
 	return pets
