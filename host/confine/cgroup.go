@@ -368,10 +368,7 @@ func sweep(dir string) {
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		m := cgroupName.FindStringSubmatch(e.Name())
-		if m == nil || !e.IsDir() {
-			continue
-		}
-		if pid, err := strconv.Atoi(m[1]); err != nil || !hostGone(pid) {
+		if m == nil || !e.IsDir() || !hostGone(m[1]) {
 			continue
 		}
 		syscall.Rmdir(filepath.Join(dir, e.Name())) // fails, harmlessly, if not empty
