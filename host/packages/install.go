@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"path"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 )
@@ -159,26 +157,7 @@ func (s *Store) unpacked(file, sum string, imports []string) (Wheel, error) {
 		imports = u.imports
 	}
 	name, _, _ := strings.Cut(filepath.Base(file), "-")
-	return Wheel{Name: name, File: file, SHA256: sum, Site: u.dir, Imports: imports, Binary: len(u.libs) > 0}, nil
-}
-
-// sharedLibrary is the wheel of a shared library package: its libraries'
-// directories go on the dynamic loader's search path.
-func (s *Store) sharedLibrary(w Wheel) (Wheel, error) {
-	u, err := s.unpack(w.File, w.SHA256)
-	if err != nil {
-		return w, err
-	}
-	if len(u.libs) == 0 {
-		return w, fmt.Errorf("%s: a shared library package without a library (*.so)", filepath.Base(w.File))
-	}
-	w.Imports = nil
-	for _, l := range u.libs {
-		if d := path.Join(u.dir, path.Dir(l)); !slices.Contains(w.Libs, d) {
-			w.Libs = append(w.Libs, d)
-		}
-	}
-	return w, nil
+	return Wheel{Name: name, File: file, SHA256: sum, Site: u.dir, Imports: imports, Binary: len(u.libDirs) > 0}, nil
 }
 
 // wheelDir is every wheel in a directory (each compiled one built for tg).
@@ -264,15 +243,21 @@ func (s *Store) lockWheel(ctx context.Context, ix *index, tg Target, p LockPacka
 	if err != nil {
 		return Wheel{}, err
 	}
-	w, err := s.unpacked(file, sum, p.Imports)
+	if !p.SharedLibrary() {
+		w, err := s.unpacked(file, sum, p.Imports)
+		w.Name, w.Depends = p.Name, p.Depends
+		return w, err
+	}
+	// A shared library package: its libraries' directories go on the
+	// dynamic loader's search path.
+	u, err := s.unpack(file, sum)
 	if err != nil {
 		return Wheel{}, err
 	}
-	w.Name, w.Depends = p.Name, p.Depends
-	if p.SharedLibrary() {
-		return s.sharedLibrary(w)
+	if len(u.libDirs) == 0 {
+		return Wheel{}, fmt.Errorf("%s: a shared library package without a library (*.so)", filepath.Base(file))
 	}
-	return w, nil
+	return Wheel{Name: p.Name, File: file, SHA256: sum, Site: u.dir, Depends: p.Depends, Binary: true, Libs: u.libDirs}, nil
 }
 
 // loadIndex loads the Pyodide index of src; when src is a URL without a

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -186,7 +187,7 @@ func (s *Store) fetchWheel(ctx context.Context, src, fileName, want string) (str
 type unpackedWheel struct {
 	dir     string   // the directory, relative to SiteDir
 	imports []string // top-level import names
-	libs    []string // its *.so files, relative to dir
+	libDirs []string // the directories of its *.so files, relative to SiteDir
 }
 
 // unpack unpacks a wheel (or a shared library zip) into site/, once. A
@@ -211,7 +212,9 @@ func (s *Store) unpack(file, sum string) (unpackedWheel, error) {
 			if err := wasmMember(f); err != nil {
 				return unpackedWheel{}, fmt.Errorf("%s: %w", filepath.Base(file), err)
 			}
-			u.libs = append(u.libs, rel)
+			if d := path.Join(dirName, path.Dir(rel)); !slices.Contains(u.libDirs, d) {
+				u.libDirs = append(u.libDirs, d)
+			}
 		}
 	}
 	if _, err := os.Stat(dst); err == nil {
@@ -278,12 +281,10 @@ func wheelPath(name string) (string, bool) {
 func topLevel(zr *zip.Reader) []string {
 	for _, f := range zr.File {
 		if strings.HasSuffix(f.Name, ".dist-info/top_level.txt") && strings.Count(f.Name, "/") == 1 {
-			rc, err := f.Open()
+			b, err := readMember(f)
 			if err != nil {
 				break
 			}
-			b, _ := io.ReadAll(rc)
-			rc.Close()
 			var names []string // nil, not empty, when the file lists none
 			return append(names, strings.Fields(string(b))...)
 		}
