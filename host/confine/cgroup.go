@@ -71,11 +71,7 @@ func parseSelfCgroup(b []byte) map[string]string {
 		if len(parts) != 3 {
 			continue
 		}
-		if parts[1] == "" {
-			out[""] = parts[2]
-			continue
-		}
-		for _, c := range strings.Split(parts[1], ",") {
+		for _, c := range strings.Split(parts[1], ",") { // "" (v2) is [""]
 			out[c] = parts[2]
 		}
 	}

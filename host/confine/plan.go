@@ -160,14 +160,12 @@ func newPlan(spec *Spec, sys *system, prog string) (*plan, Report, error) {
 		p.cgroupLimits = &lim
 	}
 
-	if mode == Required {
-		if missing := rep.Unavailable(); len(missing) > 0 {
-			var parts []string
-			for _, l := range missing {
-				parts = append(parts, l.Name+": "+l.Reason)
-			}
-			return nil, rep, fmt.Errorf("%w: %s", ErrUnavailable, strings.Join(parts, "; "))
+	if missing := rep.Unavailable(); mode == Required && len(missing) > 0 {
+		var parts []string
+		for _, l := range missing {
+			parts = append(parts, l.Name+": "+l.Reason)
 		}
+		return nil, rep, fmt.Errorf("%w: %s", ErrUnavailable, strings.Join(parts, "; "))
 	}
 	if abi > 0 && prog != "" {
 		if p.Landlock, err = newLandlockPlan(abi, spec, ports, prog); err != nil {
