@@ -198,10 +198,7 @@ func (r Report) Summary() string {
 			off = append(off, l.Name+" ("+l.Reason+")")
 		}
 	}
-	s := strings.Join(on, ", ")
-	if s == "" {
-		s = "none"
-	}
+	s := cmp.Or(strings.Join(on, ", "), "none")
 	if len(off) > 0 {
 		s += "; unavailable: " + strings.Join(off, ", ")
 	}
