@@ -164,10 +164,7 @@ func detectCgroups(mountinfo, self []byte, euid int) cgroups {
 		}
 		return cgroups{version: 1, v1: v1, reason: strings.Join(reasons, "; ")}
 	}
-	if len(reasons) == 0 {
-		reasons = append(reasons, "no usable cgroup hierarchy")
-	}
-	return cgroups{reason: strings.Join(reasons, "; ")}
+	return cgroups{reason: strings.Join(reasons, "; ")} // each case above gave one
 }
 
 // usable returns why the cgroups cannot enforce l, or "".

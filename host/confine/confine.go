@@ -116,12 +116,10 @@ func (s *Spec) ports() ([]uint16, error) {
 		if err != nil || n == 0 {
 			return nil, fmt.Errorf("allow_net %q: bad port", hp)
 		}
-		if !slices.Contains(out, uint16(n)) {
-			out = append(out, uint16(n))
-		}
+		out = append(out, uint16(n))
 	}
 	slices.Sort(out)
-	return out, nil
+	return slices.Compact(out), nil
 }
 
 // Layer names, in the order of a Report.
