@@ -71,11 +71,7 @@ func parseSelfCgroup(b []byte) map[string]string {
 		if len(parts) != 3 {
 			continue
 		}
-		if parts[1] == "" {
-			out[""] = parts[2]
-			continue
-		}
-		for _, c := range strings.Split(parts[1], ",") {
+		for _, c := range strings.Split(parts[1], ",") { // "" (v2) is [""]
 			out[c] = parts[2]
 		}
 	}
@@ -168,10 +164,7 @@ func detectCgroups(mountinfo, self []byte, euid int) cgroups {
 		}
 		return cgroups{version: 1, v1: v1, reason: strings.Join(reasons, "; ")}
 	}
-	if len(reasons) == 0 {
-		reasons = append(reasons, "no usable cgroup hierarchy")
-	}
-	return cgroups{reason: strings.Join(reasons, "; ")}
+	return cgroups{reason: strings.Join(reasons, "; ")} // each case above gave one
 }
 
 // usable returns why the cgroups cannot enforce l, or "".
@@ -368,10 +361,7 @@ func sweep(dir string) {
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		m := cgroupName.FindStringSubmatch(e.Name())
-		if m == nil || !e.IsDir() {
-			continue
-		}
-		if pid, err := strconv.Atoi(m[1]); err != nil || !hostGone(pid) {
+		if m == nil || !e.IsDir() || !hostGone(m[1]) {
 			continue
 		}
 		syscall.Rmdir(filepath.Join(dir, e.Name())) // fails, harmlessly, if not empty

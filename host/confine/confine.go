@@ -1,6 +1,8 @@
 package confine
 
 import (
+	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -99,10 +101,7 @@ func (s *Spec) mode() Mode {
 	if s == nil {
 		return Off
 	}
-	if s.Mode == "" {
-		return BestEffort
-	}
-	return s.Mode
+	return cmp.Or(s.Mode, BestEffort)
 }
 
 // ports returns the TCP ports of AllowNet, sorted and unique.
@@ -117,12 +116,10 @@ func (s *Spec) ports() ([]uint16, error) {
 		if err != nil || n == 0 {
 			return nil, fmt.Errorf("allow_net %q: bad port", hp)
 		}
-		if !slices.Contains(out, uint16(n)) {
-			out = append(out, uint16(n))
-		}
+		out = append(out, uint16(n))
 	}
 	slices.Sort(out)
-	return out, nil
+	return slices.Compact(out), nil
 }
 
 // Layer names, in the order of a Report.
@@ -160,12 +157,13 @@ type Report struct {
 
 // Active reports whether the named layer is active.
 func (r Report) Active(name string) bool {
-	for _, l := range r.Layers {
-		if l.Name == name {
-			return l.State == Active
-		}
-	}
-	return false
+	i := r.index(name)
+	return i >= 0 && r.Layers[i].State == Active
+}
+
+// index is the position of the named layer in Layers, or -1.
+func (r Report) index(name string) int {
+	return slices.IndexFunc(r.Layers, func(l Layer) bool { return l.Name == name })
 }
 
 // Unavailable returns the layers the machine could not apply.
@@ -198,10 +196,7 @@ func (r Report) Summary() string {
 			off = append(off, l.Name+" ("+l.Reason+")")
 		}
 	}
-	s := strings.Join(on, ", ")
-	if s == "" {
-		s = "none"
-	}
+	s := cmp.Or(strings.Join(on, ", "), "none")
 	if len(off) > 0 {
 		s += "; unavailable: " + strings.Join(off, ", ")
 	}
@@ -209,13 +204,12 @@ func (r Report) Summary() string {
 }
 
 func (r *Report) set(name, state, detail, reason string) {
-	for i := range r.Layers {
-		if r.Layers[i].Name == name {
-			r.Layers[i] = Layer{Name: name, State: state, Detail: detail, Reason: reason}
-			return
-		}
+	l := Layer{Name: name, State: state, Detail: detail, Reason: reason}
+	if i := r.index(name); i >= 0 {
+		r.Layers[i] = l
+	} else {
+		r.Layers = append(r.Layers, l)
 	}
-	r.Layers = append(r.Layers, Layer{Name: name, State: state, Detail: detail, Reason: reason})
 }
 
 // Check reports which layers a process started with spec would get on this
@@ -279,7 +273,7 @@ func (g *Guard) Release() error {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	var errs []error
+	var errs []error // nil for what went well
 	if g.cgroup != nil {
 		if g.oomKilledLocked() {
 			g.logger.Warn("memory limit exceeded: the kernel killed the sandbox process", "limit_mb", g.cgroup.memoryMB)
@@ -287,25 +281,19 @@ func (g *Guard) Release() error {
 		if n := g.cgroup.pidsRefused(); n > 0 {
 			g.logger.Warn("pids limit reached: the kernel refused new threads or processes", "refused", n, "limit", g.cgroup.pids)
 		}
-		if err := g.cgroup.remove(); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, g.cgroup.remove())
 		g.cgroup = nil
 	}
 	if g.owner != nil {
-		if err := g.owner.restore(); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, g.owner.restore())
 		g.owner = nil
 	}
 	for _, pc := range g.private {
-		if err := pc.remove(); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, pc.remove())
 	}
 	g.private = nil
-	if len(errs) > 0 {
-		return fmt.Errorf("releasing confinement: %w", errors.Join(errs...))
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("releasing confinement: %w", err)
 	}
 	return nil
 }
@@ -337,10 +325,7 @@ func Command(cmd *exec.Cmd, spec *Spec) (*Guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	log := spec.Logger
-	if log == nil {
-		log = hclog.NewNullLogger()
-	}
+	log := cmp.Or(spec.Logger, hclog.NewNullLogger())
 	g := &Guard{report: rep, logger: log}
 	if p.cgroupLimits != nil {
 		cg, err := sys.cgroups.create(*p.cgroupLimits)
@@ -378,20 +363,16 @@ func Command(cmd *exec.Cmd, spec *Spec) (*Guard, error) {
 			break
 		}
 	}
-	arg, err := p.encode()
+	arg, err := json.Marshal(p)
 	if err != nil {
 		g.Release()
-		return nil, err
+		return nil, fmt.Errorf("confine: %w", err)
 	}
-	shim := spec.Shim
-	if shim == "" {
-		shim = "/proc/self/exe"
-	}
-	args := append([]string{ShimName, arg, prog}, cmd.Args...)
+	args := append([]string{ShimName, string(arg), prog}, cmd.Args...)
 	if len(cmd.Args) == 0 {
 		args = append(args, cmd.Path)
 	}
-	cmd.Path, cmd.Args, cmd.Err = shim, args, nil
+	cmd.Path, cmd.Args, cmd.Err = cmp.Or(spec.Shim, "/proc/self/exe"), args, nil
 	return g, nil
 }
 
@@ -404,9 +385,10 @@ var testHook atomic.Pointer[func(*exec.Cmd, *Spec) *Spec]
 var hostPID = os.Getpid()
 
 // hostGone reports whether pid, read from the name of something a host left
-// (a cgroup, a private copy), is a host that has ended: not this one, and
-// no such process. A pid in use, by its host or by a process that reused
-// it, is not gone.
-func hostGone(pid int) bool {
-	return pid > 0 && pid != hostPID && syscall.Kill(pid, 0) == syscall.ESRCH
+// (a cgroup, a private copy), is a host that has ended: a number, not this
+// host's, and no such process. A pid in use, by its host or by a process
+// that reused it, is not gone.
+func hostGone(pid string) bool {
+	n, err := strconv.Atoi(pid)
+	return err == nil && n > 0 && n != hostPID && syscall.Kill(n, 0) == syscall.ESRCH
 }

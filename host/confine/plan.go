@@ -1,7 +1,6 @@
 package confine
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -34,14 +33,6 @@ type plan struct {
 	cgroupLimits *limits // the cgroup Command creates
 }
 
-func (p *plan) encode() (string, error) {
-	b, err := json.Marshal(p)
-	if err != nil {
-		return "", fmt.Errorf("confine: %w", err)
-	}
-	return string(b), nil
-}
-
 // system is what this machine offers, probed once.
 type system struct {
 	landlockABI    int // 0: none
@@ -55,9 +46,7 @@ type system struct {
 var probe = sync.OnceValue(func() *system {
 	s := &system{euid: os.Geteuid()}
 	s.landlockABI, s.landlockReason = landlockABI()
-	if seccomp.Supported() {
-		s.seccomp = true
-	} else {
+	if s.seccomp = seccomp.Supported(); !s.seccomp {
 		s.seccompReason = "the kernel has no seccomp filters (CONFIG_SECCOMP_FILTER)"
 	}
 	s.cgroups = detectCgroups(readFile("/proc/self/mountinfo"), readFile("/proc/self/cgroup"), s.euid)
@@ -171,14 +160,12 @@ func newPlan(spec *Spec, sys *system, prog string) (*plan, Report, error) {
 		p.cgroupLimits = &lim
 	}
 
-	if mode == Required {
-		if missing := rep.Unavailable(); len(missing) > 0 {
-			var parts []string
-			for _, l := range missing {
-				parts = append(parts, l.Name+": "+l.Reason)
-			}
-			return nil, rep, fmt.Errorf("%w: %s", ErrUnavailable, strings.Join(parts, "; "))
+	if missing := rep.Unavailable(); mode == Required && len(missing) > 0 {
+		var parts []string
+		for _, l := range missing {
+			parts = append(parts, l.Name+": "+l.Reason)
 		}
+		return nil, rep, fmt.Errorf("%w: %s", ErrUnavailable, strings.Join(parts, "; "))
 	}
 	if abi > 0 && prog != "" {
 		if p.Landlock, err = newLandlockPlan(abi, spec, ports, prog); err != nil {

@@ -1,18 +1,19 @@
 package confine
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // privateCopy gives the process its own writable copy of a directory that
@@ -56,11 +57,8 @@ func sweepPrivate(dir string, now time.Time) {
 		if m == nil && !oldPrivateName.MatchString(name) {
 			continue
 		}
-		if m != nil {
-			pid, err := strconv.Atoi(m[1])
-			if err != nil || !hostGone(pid) {
-				continue
-			}
+		if m != nil && !hostGone(m[1]) {
+			continue
 		}
 		p := filepath.Join(dir, name)
 		fi, err := os.Lstat(p)
@@ -96,36 +94,11 @@ func newPrivateCopy(src string, uid, gid int) (*privateCopy, error) {
 		}
 		return nil
 	}
-	type file struct{ src, dst string }
-	files := make(chan file)
-	var (
-		total  atomic.Int64
-		failed atomic.Bool // stops the walk
-		mu     sync.Mutex
-		errs   []error
-		wg     sync.WaitGroup
-	)
-	for range copyWorkers {
-		wg.Go(func() {
-			for f := range files {
-				n, err := copyFile(f.src, f.dst)
-				if err == nil {
-					err = own(f.dst)
-				}
-				if total.Add(n) > maxPrivate {
-					err = fmt.Errorf("more than %d MB", maxPrivate>>20)
-				}
-				if err != nil {
-					failed.Store(true)
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}
-			}
-		})
-	}
+	var total atomic.Int64
+	copies, ctx := errgroup.WithContext(context.Background()) // ctx ends when a copy fails
+	copies.SetLimit(copyWorkers)
 	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if failed.Load() {
+		if ctx.Err() != nil {
 			return fs.SkipAll
 		}
 		if err != nil {
@@ -143,17 +116,24 @@ func newPrivateCopy(src string, uid, gid int) (*privateCopy, error) {
 				return err
 			}
 		case d.Type().IsRegular() && !strings.HasSuffix(p, "-shm"): // SQLite rebuilds its shared-memory index
-			files <- file{p, target}
+			copies.Go(func() error {
+				n, err := copyFile(p, target)
+				if err == nil {
+					err = own(target)
+				}
+				if total.Add(n) > maxPrivate {
+					err = fmt.Errorf("more than %d MB", maxPrivate>>20)
+				}
+				return err
+			})
 			return nil
 		default:
 			return nil
 		}
 		return own(target)
 	})
-	close(files)
-	wg.Wait()
-	if err == nil && len(errs) > 0 {
-		err = errs[0]
+	if cerr := copies.Wait(); err == nil {
+		err = cerr
 	}
 	if err != nil {
 		pc.remove()

@@ -1,7 +1,6 @@
 package confine
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/elastic/go-seccomp-bpf"
@@ -72,14 +71,4 @@ func (p *seccompPlan) policy() seccomp.Policy {
 		seccomp.SyscallGroup{Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS), Names: []string{"clone3"}},
 	)
 	return seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: groups}
-}
-
-// load installs the filter on the calling thread (the shim's, which then
-// executes the program: the filter is inherited).
-func (p *seccompPlan) load() error {
-	err := seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Policy: p.policy()})
-	if err != nil {
-		return fmt.Errorf("seccomp: %w", err)
-	}
-	return nil
 }

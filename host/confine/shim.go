@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/elastic/go-seccomp-bpf"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
@@ -91,8 +92,8 @@ func runShim(args []string) error {
 		unix.Close(ruleset)
 	}
 	if p.Seccomp != nil {
-		if err := p.Seccomp.load(); err != nil {
-			return err
+		if err := seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Policy: p.Seccomp.policy()}); err != nil {
+			return fmt.Errorf("seccomp: %w", err)
 		}
 	}
 	err := syscall.Exec(prog, argv, os.Environ())

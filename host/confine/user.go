@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -22,9 +23,7 @@ const DefaultRunAs = "65532:65532"
 // to the uid) or a user name from the user database. Empty is
 // DefaultRunAs. Root (0) is refused.
 func ParseRunAs(s string) (uid, gid int, err error) {
-	if s == "" {
-		s = DefaultRunAs
-	}
+	s = cmp.Or(s, DefaultRunAs)
 	us, gs, hasGID := strings.Cut(s, ":")
 	if uid, err = strconv.Atoi(us); err != nil {
 		u, lerr := user.Lookup(us)

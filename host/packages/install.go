@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"path"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 )
@@ -64,10 +62,12 @@ func (s *Store) Install(ctx context.Context, src Source, entries []string) ([]Wh
 	var wheels []Wheel
 	var problems []string
 	seen := map[string]bool{}
-	add := func(w Wheel) {
-		if !seen[w.SHA256] {
-			seen[w.SHA256] = true
-			wheels = append(wheels, w)
+	add := func(ws ...Wheel) {
+		for _, w := range ws {
+			if !seen[w.SHA256] {
+				seen[w.SHA256] = true
+				wheels = append(wheels, w)
+			}
 		}
 	}
 	tg := runtimeTarget(src)
@@ -87,9 +87,7 @@ func (s *Store) Install(ctx context.Context, src Source, entries []string) ([]Wh
 			if err != nil {
 				problems = append(problems, fmt.Sprintf("%s: %v", e, err))
 			}
-			for _, w := range ws {
-				add(w)
-			}
+			add(ws...)
 		default:
 			names = append(names, e)
 		}
@@ -97,9 +95,7 @@ func (s *Store) Install(ctx context.Context, src Source, entries []string) ([]Wh
 	if len(names) > 0 {
 		ws, err := s.resolveNames(ctx, src, tg, names)
 		problems = append(problems, problemsOf(err)...)
-		for _, w := range ws {
-			add(w)
-		}
+		add(ws...)
 	}
 	return installed(wheels, problems)
 }
@@ -134,15 +130,13 @@ func isDir(p string) bool {
 func (s *Store) explicitWheel(ctx context.Context, e string, tg Target) (Wheel, error) {
 	loc, frag, _ := strings.Cut(e, "#")
 	want, _ := strings.CutPrefix(frag, "sha256=")
-	var fileName string
+	fileName := filepath.Base(loc)
 	if strings.Contains(loc, "://") {
 		u, err := url.Parse(loc)
 		if err != nil {
 			return Wheel{}, err
 		}
 		fileName = filepath.Base(u.Path)
-	} else {
-		fileName = filepath.Base(loc)
 	}
 	if err := tg.Compatible(fileName); err != nil {
 		return Wheel{}, err
@@ -163,26 +157,7 @@ func (s *Store) unpacked(file, sum string, imports []string) (Wheel, error) {
 		imports = u.imports
 	}
 	name, _, _ := strings.Cut(filepath.Base(file), "-")
-	return Wheel{Name: name, File: file, SHA256: sum, Site: u.dir, Imports: imports, Binary: len(u.libs) > 0}, nil
-}
-
-// sharedLibrary is the wheel of a shared library package: its libraries'
-// directories go on the dynamic loader's search path.
-func (s *Store) sharedLibrary(w Wheel) (Wheel, error) {
-	u, err := s.unpack(w.File, w.SHA256)
-	if err != nil {
-		return w, err
-	}
-	if len(u.libs) == 0 {
-		return w, fmt.Errorf("%s: a shared library package without a library (*.so)", filepath.Base(w.File))
-	}
-	w.Imports = nil
-	for _, l := range u.libs {
-		if d := path.Join(u.dir, path.Dir(l)); !slices.Contains(w.Libs, d) {
-			w.Libs = append(w.Libs, d)
-		}
-	}
-	return w, nil
+	return Wheel{Name: name, File: file, SHA256: sum, Site: u.dir, Imports: imports, Binary: len(u.libDirs) > 0}, nil
 }
 
 // wheelDir is every wheel in a directory (each compiled one built for tg).
@@ -239,42 +214,50 @@ func (s *Store) fromLock(ctx context.Context, ix *index, tg Target, pkgs []LockP
 	var wheels []Wheel
 	var problems []string
 	for _, p := range pkgs {
-		fileName := p.FileName
-		if strings.Contains(fileName, "://") {
-			if u, err := url.Parse(fileName); err == nil {
-				fileName = filepath.Base(u.Path)
-			}
-		}
-		if p.SharedLibrary() {
-			if abi := ix.lock.Info.ABIVersion; abi != "" && tg.ABIVersion != "" && abi != tg.ABIVersion {
-				problems = append(problems, fmt.Sprintf("%s: a shared library built for Pyodide ABI %s (the package index's), not for this Pyodide's %s", p.Name, abi, tg.ABIVersion))
-				continue
-			}
-		} else if err := tg.Compatible(fileName); err != nil {
-			problems = append(problems, fmt.Sprintf("%s: %v", p.Name, err))
-			continue
-		}
-		file, sum, err := s.fetchWheel(ctx, ix.fileURL(p.FileName), fileName, p.SHA256)
+		w, err := s.lockWheel(ctx, ix, tg, p)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", p.Name, err))
 			continue
-		}
-		w, err := s.unpacked(file, sum, p.Imports)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: %v", p.Name, err))
-			continue
-		}
-		w.Name = p.Name
-		w.Depends = p.Depends
-		if p.SharedLibrary() {
-			if w, err = s.sharedLibrary(w); err != nil {
-				problems = append(problems, fmt.Sprintf("%s: %v", p.Name, err))
-				continue
-			}
 		}
 		wheels = append(wheels, w)
 	}
 	return wheels, problems
+}
+
+// lockWheel fetches and unpacks one package of a lock.
+func (s *Store) lockWheel(ctx context.Context, ix *index, tg Target, p LockPackage) (Wheel, error) {
+	fileName := p.FileName
+	if strings.Contains(fileName, "://") {
+		if u, err := url.Parse(fileName); err == nil {
+			fileName = filepath.Base(u.Path)
+		}
+	}
+	if p.SharedLibrary() {
+		if abi := ix.lock.Info.ABIVersion; abi != "" && tg.ABIVersion != "" && abi != tg.ABIVersion {
+			return Wheel{}, fmt.Errorf("a shared library built for Pyodide ABI %s (the package index's), not for this Pyodide's %s", abi, tg.ABIVersion)
+		}
+	} else if err := tg.Compatible(fileName); err != nil {
+		return Wheel{}, err
+	}
+	file, sum, err := s.fetchWheel(ctx, ix.fileURL(p.FileName), fileName, p.SHA256)
+	if err != nil {
+		return Wheel{}, err
+	}
+	if !p.SharedLibrary() {
+		w, err := s.unpacked(file, sum, p.Imports)
+		w.Name, w.Depends = p.Name, p.Depends
+		return w, err
+	}
+	// A shared library package: its libraries' directories go on the
+	// dynamic loader's search path.
+	u, err := s.unpack(file, sum)
+	if err != nil {
+		return Wheel{}, err
+	}
+	if len(u.libDirs) == 0 {
+		return Wheel{}, fmt.Errorf("%s: a shared library package without a library (*.so)", filepath.Base(file))
+	}
+	return Wheel{Name: p.Name, File: file, SHA256: sum, Site: u.dir, Depends: p.Depends, Binary: true, Libs: u.libDirs}, nil
 }
 
 // loadIndex loads the Pyodide index of src; when src is a URL without a
@@ -283,11 +266,7 @@ func (s *Store) fromLock(ctx context.Context, ix *index, tg Target, pkgs []LockP
 // so a second start does not download it again.
 func (s *Store) loadIndex(ctx context.Context, src Source) (ix *index, simple string, err error) {
 	runtimeIndex := func() (*index, error) {
-		b, err := os.ReadFile(src.RuntimeLock)
-		if err != nil {
-			return nil, fmt.Errorf("the runtime's %s: %w", LockFile, err)
-		}
-		l, err := ParseLock(b)
+		l, err := runtimeLock(src)
 		if err != nil {
 			return nil, err
 		}

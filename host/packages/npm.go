@@ -10,6 +10,7 @@ package packages
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -59,24 +60,21 @@ func (s *Store) InstallNPM(ctx context.Context, deno, dir string, pkgs []NPM) er
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("npm package directory: %w", err)
 	}
-	pj := packageJSON{Private: true, Dependencies: map[string]string{}}
+	pj := packageJSON{Private: true}
 	if b, err := os.ReadFile(filepath.Join(dir, "package.json")); err == nil {
 		if err := json.Unmarshal(b, &pj); err != nil {
 			return fmt.Errorf("%s: %w", filepath.Join(dir, "package.json"), err)
 		}
-		if pj.Dependencies == nil {
-			pj.Dependencies = map[string]string{}
-		}
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
+	if pj.Dependencies == nil {
+		pj.Dependencies = map[string]string{}
+	}
 	for _, p := range pkgs {
-		v := p.Version
-		if v == "" {
-			v = "latest"
-		}
-		if old, ok := pj.Dependencies[p.Name]; !ok || (p.Version != "" && old != v) {
-			pj.Dependencies[p.Name] = v
+		// A version replaces the one there; none keeps it, or is "latest".
+		if _, ok := pj.Dependencies[p.Name]; !ok || p.Version != "" {
+			pj.Dependencies[p.Name] = cmp.Or(p.Version, "latest")
 		}
 	}
 	b, err := json.MarshalIndent(pj, "", "  ")

@@ -113,8 +113,7 @@ func Normalize(name string) string {
 
 // find returns the lock's package for a package or import name.
 func (l *Lock) find(name string) (LockPackage, bool) {
-	want := Normalize(name)
-	for _, n := range []string{want, Normalize(PackageForImport(name))} {
+	for _, n := range []string{Normalize(name), Normalize(PackageForImport(name))} {
 		for key, p := range l.Packages {
 			if Normalize(key) == n || Normalize(p.Name) == n {
 				return p, true

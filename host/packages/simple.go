@@ -7,11 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
-	"io"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -119,22 +119,8 @@ func (s *Store) resolveSimple(ctx context.Context, base string, lockIx *index, t
 func (s *Store) simpleClosure(ctx context.Context, base string, lockIx *index, tg Target, name string) ([]Wheel, error) {
 	name = PackageForImport(name)
 	record := filepath.Join(s.Dir, "indexes", sha256Hex([]byte(base))[:16]+"-"+Normalize(name)+".json")
-	if b, err := os.ReadFile(record); err == nil {
-		var cached []cachedWheel
-		if json.Unmarshal(b, &cached) == nil {
-			var out []Wheel
-			for _, c := range cached {
-				w, err := s.unpackedIfPresent(c)
-				if err != nil {
-					out = nil
-					break
-				}
-				out = append(out, w)
-			}
-			if out != nil {
-				return out, nil
-			}
-		}
+	if out := s.recorded(record); out != nil {
+		return out, nil
 	}
 	var out []Wheel
 	var problems []string
@@ -182,17 +168,27 @@ func (s *Store) simpleClosure(ctx context.Context, base string, lockIx *index, t
 	return out, nil
 }
 
-func (s *Store) unpackedIfPresent(c cachedWheel) (Wheel, error) {
-	b, err := os.ReadFile(c.File)
-	if err != nil {
-		return Wheel{}, err
+// recorded is the closure that simpleClosure kept in record, or nil when
+// there is none or a wheel of it is no longer in the store as it was.
+func (s *Store) recorded(record string) []Wheel {
+	var cached []cachedWheel
+	if b, err := os.ReadFile(record); err != nil || json.Unmarshal(b, &cached) != nil {
+		return nil
 	}
-	if sha256Hex(b) != c.SHA256 {
-		return Wheel{}, fmt.Errorf("%s changed", c.File)
+	var out []Wheel
+	for _, c := range cached {
+		b, err := os.ReadFile(c.File)
+		if err != nil || sha256Hex(b) != c.SHA256 {
+			return nil
+		}
+		w, err := s.unpacked(c.File, c.SHA256, c.Imports)
+		if err != nil {
+			return nil
+		}
+		w.Name, w.Depends, w.Libs = c.Name, c.Depends, c.Libs
+		out = append(out, w)
 	}
-	w, err := s.unpacked(c.File, c.SHA256, c.Imports)
-	w.Name, w.Depends, w.Libs = c.Name, c.Depends, c.Libs
-	return w, err
+	return out
 }
 
 // simpleWheel fetches the newest wheel of name that is pure Python or built
@@ -250,12 +246,7 @@ func requiresDist(file string) ([]string, error) {
 		if !strings.HasSuffix(f.Name, ".dist-info/METADATA") || strings.Count(f.Name, "/") != 1 {
 			continue
 		}
-		rc, err := f.Open()
-		if err != nil {
-			return nil, err
-		}
-		b, err := io.ReadAll(rc)
-		rc.Close()
+		b, err := readMember(f)
 		if err != nil {
 			return nil, err
 		}
@@ -298,15 +289,9 @@ func markerHolds(marker string) bool {
 	if marker == "" {
 		return true
 	}
+	fails := func(c string) bool { return !comparisonHolds(c) }
 	for _, alt := range strings.Split(marker, " or ") {
-		all := true
-		for _, c := range strings.Split(alt, " and ") {
-			if !comparisonHolds(c) {
-				all = false
-				break
-			}
-		}
-		if all {
+		if !slices.ContainsFunc(strings.Split(alt, " and "), fails) {
 			return true
 		}
 	}

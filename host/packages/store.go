@@ -3,6 +3,7 @@ package packages
 import (
 	"archive/zip"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -56,19 +58,9 @@ type Wheel struct {
 // SiteDir is the directory holding the unpacked wheels.
 func (s *Store) SiteDir() string { return filepath.Join(s.Dir, "site") }
 
-func (s *Store) log() hclog.Logger {
-	if s.Log == nil {
-		return hclog.NewNullLogger()
-	}
-	return s.Log
-}
+func (s *Store) log() hclog.Logger { return cmp.Or(s.Log, hclog.NewNullLogger()) }
 
-func (s *Store) client() *http.Client {
-	if s.Client == nil {
-		return http.DefaultClient
-	}
-	return s.Client
-}
+func (s *Store) client() *http.Client { return cmp.Or(s.Client, http.DefaultClient) }
 
 // lock takes the store's file lock, for writing.
 func (s *Store) lock() (func(), error) {
@@ -135,15 +127,14 @@ func writeAtomic(dst string, b []byte) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
+	_, err = tmp.Write(b)
+	if err == nil {
+		err = tmp.Chmod(0o644)
 	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
+	if err != nil {
 		return err
 	}
 	return os.Rename(tmp.Name(), dst)
@@ -196,7 +187,7 @@ func (s *Store) fetchWheel(ctx context.Context, src, fileName, want string) (str
 type unpackedWheel struct {
 	dir     string   // the directory, relative to SiteDir
 	imports []string // top-level import names
-	libs    []string // its *.so files, relative to dir
+	libDirs []string // the directories of its *.so files, relative to SiteDir
 }
 
 // unpack unpacks a wheel (or a shared library zip) into site/, once. A
@@ -221,7 +212,9 @@ func (s *Store) unpack(file, sum string) (unpackedWheel, error) {
 			if err := wasmMember(f); err != nil {
 				return unpackedWheel{}, fmt.Errorf("%s: %w", filepath.Base(file), err)
 			}
-			u.libs = append(u.libs, rel)
+			if d := path.Join(dirName, path.Dir(rel)); !slices.Contains(u.libDirs, d) {
+				u.libDirs = append(u.libDirs, d)
+			}
 		}
 	}
 	if _, err := os.Stat(dst); err == nil {
@@ -244,12 +237,7 @@ func (s *Store) unpack(file, sum string) (unpackedWheel, error) {
 		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 			return unpackedWheel{}, err
 		}
-		rc, err := f.Open()
-		if err != nil {
-			return unpackedWheel{}, fmt.Errorf("%s: %s: %w", filepath.Base(file), f.Name, err)
-		}
-		data, err := io.ReadAll(rc)
-		rc.Close()
+		data, err := readMember(f)
 		if err != nil {
 			return unpackedWheel{}, fmt.Errorf("%s: %s: %w", filepath.Base(file), f.Name, err)
 		}
@@ -293,12 +281,10 @@ func wheelPath(name string) (string, bool) {
 func topLevel(zr *zip.Reader) []string {
 	for _, f := range zr.File {
 		if strings.HasSuffix(f.Name, ".dist-info/top_level.txt") && strings.Count(f.Name, "/") == 1 {
-			rc, err := f.Open()
+			b, err := readMember(f)
 			if err != nil {
 				break
 			}
-			b, _ := io.ReadAll(rc)
-			rc.Close()
 			var names []string // nil, not empty, when the file lists none
 			return append(names, strings.Fields(string(b))...)
 		}
@@ -326,6 +312,16 @@ func topLevel(zr *zip.Reader) []string {
 		}
 	}
 	return names
+}
+
+// readMember reads a zip member.
+func readMember(f *zip.File) ([]byte, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(rc)
 }
 
 // isLib says whether a member is a shared object (NAME.so, NAME.so.1).

@@ -17,15 +17,20 @@ type Target struct {
 	Python     string // "3.14.2"
 }
 
+// runtimeLock reads the pinned Pyodide's own lock file.
+func runtimeLock(src Source) (*Lock, error) {
+	b, err := os.ReadFile(src.RuntimeLock)
+	if err != nil {
+		return nil, fmt.Errorf("the runtime's %s: %w", LockFile, err)
+	}
+	return ParseLock(b)
+}
+
 // runtimeTarget reads the runtime's lock file's target; a missing or
 // unreadable lock gives the zero Target, with which only pure-Python
 // wheels are accepted.
 func runtimeTarget(src Source) Target {
-	b, err := os.ReadFile(src.RuntimeLock)
-	if err != nil {
-		return Target{}
-	}
-	l, err := ParseLock(b)
+	l, err := runtimeLock(src)
 	if err != nil {
 		return Target{}
 	}
@@ -56,22 +61,17 @@ func (t Target) String() string {
 
 // minor is the Python minor version (14 for 3.14.2), 0 when unknown.
 func (t Target) minor() int {
-	parts := strings.Split(t.Python, ".")
-	if len(parts) < 2 {
-		return 0
-	}
-	n, _ := strconv.Atoi(parts[1])
+	_, rest, _ := strings.Cut(t.Python, ".")
+	minor, _, _ := strings.Cut(rest, ".")
+	n, _ := strconv.Atoi(minor)
 	return n
 }
 
 // wheelTags splits a wheel file name into its version and tags.
 func wheelTags(fileName string) (version, py, abi, plat string, ok bool) {
 	stem, ok := strings.CutSuffix(fileName, ".whl")
-	if !ok {
-		return "", "", "", "", false
-	}
 	parts := strings.Split(stem, "-")
-	if len(parts) < 5 {
+	if !ok || len(parts) < 5 {
 		return "", "", "", "", false
 	}
 	n := len(parts)

@@ -28,38 +28,34 @@ func FromDistPackages(dir, module, name string, requires ...string) (Package, er
 	if version == "" {
 		return Package{}, fmt.Errorf("%s: no installed metadata for %s", dir, module)
 	}
-	files := map[string]string{}
+	var files map[string]string
 	if b, err := os.ReadFile(filepath.Join(dir, module+".py")); err == nil { // a module, not a package
-		files[module+".py"] = string(b)
-		return Package{Name: name, Version: version, Files: files, Requires: requires, Imports: []string{module}}, nil
-	}
-	root := filepath.Join(dir, module)
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if d.Name() == "__pycache__" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if strings.HasSuffix(p, ".pyc") {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		files[filepath.ToSlash(rel)] = string(b)
-		return nil
-	})
-	if err != nil {
+		files = map[string]string{module + ".py": string(b)}
+	} else if files, err = readTree(os.DirFS(dir), module, ""); err != nil {
 		return Package{}, err
 	}
 	return Package{Name: name, Version: version, Files: files, Requires: requires, Imports: []string{module}}, nil
+}
+
+// readTree reads the files under root in fsys, leaving out Python's
+// caches, by their paths without prefix.
+func readTree(fsys fs.FS, root, prefix string) (map[string]string, error) {
+	files := map[string]string{}
+	err := fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && d.Name() == "__pycache__":
+			return fs.SkipDir
+		case d.IsDir() || strings.HasSuffix(p, ".pyc"):
+			return nil
+		}
+		b, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		files[strings.TrimPrefix(p, prefix)] = string(b)
+		return nil
+	})
+	return files, err
 }

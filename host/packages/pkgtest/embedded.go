@@ -1,10 +1,6 @@
 package pkgtest
 
-import (
-	"embed"
-	"io/fs"
-	"strings"
-)
+import "embed"
 
 //go:embed all:testdata/micropip/micropip all:testdata/urllib3/urllib3
 var sources embed.FS
@@ -57,22 +53,10 @@ func Urllib3() Package {
 // release build writes.
 func embedded(name, module, version string) Package {
 	root := "testdata/" + name + "/"
-	files := map[string]string{
-		module + "/_version.py": "__version__ = \"" + version + "\"\n",
-	}
-	err := fs.WalkDir(sources, root+module, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := sources.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		files[strings.TrimPrefix(p, root)] = string(b)
-		return nil
-	})
+	files, err := readTree(sources, root+module, root)
 	if err != nil {
 		panic("pkgtest: the embedded " + name + ": " + err.Error()) // cannot happen: the files are compiled in
 	}
+	files[module+"/_version.py"] = "__version__ = \"" + version + "\"\n"
 	return Package{Name: name, Version: version, Files: files}
 }

@@ -3,6 +3,7 @@ package pkgtest
 import (
 	"archive/zip"
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -33,19 +34,9 @@ type Package struct {
 	SharedLibrary bool
 }
 
-func (p Package) tag() string {
-	if p.Tag == "" {
-		return "py3-none-any"
-	}
-	return p.Tag
-}
+func (p Package) tag() string { return cmp.Or(p.Tag, "py3-none-any") }
 
-func (p Package) version() string {
-	if p.Version == "" {
-		return "1.0"
-	}
-	return p.Version
-}
+func (p Package) version() string { return cmp.Or(p.Version, "1.0") }
 
 // FileName is the wheel's file name.
 func (p Package) FileName() string {
