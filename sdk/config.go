@@ -90,9 +90,10 @@ func decodeConfigValue(v reflect.Value, raw json.RawMessage, path string) error 
 		if err != nil {
 			return &ConfigError{Key: path, Message: err.Error()}
 		}
+		names := fieldNames(fs)
 		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			if !slices.ContainsFunc(fs, func(f field) bool { return f.name == k }) {
-				return &ConfigError{Key: joinKey(path, k), Message: unknownKey(k, fs)}
+			if !slices.Contains(names, k) {
+				return &ConfigError{Key: joinKey(path, k), Message: unknownKey(k, names)}
 			}
 		}
 		for _, f := range fs {
@@ -228,13 +229,9 @@ func kindOfJSON(raw json.RawMessage) string {
 	return jsonKind(v)
 }
 
-// unknownKey is the message for a key that is none of fs: the key that was
-// meant, when one is close, else the keys there are.
-func unknownKey(key string, fs []field) string {
-	names := make([]string, len(fs))
-	for i, f := range fs {
-		names[i] = f.name
-	}
+// unknownKey is the message for a key that is none of names: the key that
+// was meant, when one is close, else the keys there are.
+func unknownKey(key string, names []string) string {
 	if best := closest(key, names); best != "" {
 		return fmt.Sprintf("unknown key (did you mean %q?)", best)
 	}
@@ -391,7 +388,7 @@ func (s Secret) MarshalJSON() ([]byte, error) { return json.Marshal(s.String()) 
 
 // UnmarshalJSON decodes a JSON string; null leaves the secret empty.
 func (s *Secret) UnmarshalJSON(b []byte) error {
-	var v *string
+	var v string // null leaves it ""
 	if err := json.Unmarshal(b, &v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
@@ -399,11 +396,7 @@ func (s *Secret) UnmarshalJSON(b []byte) error {
 		}
 		return err
 	}
-	if v == nil {
-		*s = Secret{}
-		return nil
-	}
-	*s = NewSecret(*v)
+	*s = NewSecret(v)
 	return nil
 }
 
