@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"github.com/parselbox/parselbox/internal/testenv"
 )
 
 // RequireEnv, when set, turns a missing Chromium into a test failure.
@@ -49,11 +52,7 @@ func New(t *testing.T) *Browser {
 	t.Helper()
 	path := Path()
 	if path == "" {
-		msg := "no Chromium: install Debian's chromium (`make browser` does: apt-get install -y chromium) or set $CHROMIUM"
-		if os.Getenv(RequireEnv) != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testenv.Missing(t, RequireEnv, "no Chromium: install Debian's chromium (`make browser` does: apt-get install -y chromium) or set $CHROMIUM")
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),
@@ -91,7 +90,7 @@ func (b *Browser) record(ev any) {
 func (b *Browser) Requests() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]string(nil), b.requests...)
+	return slices.Clone(b.requests)
 }
 
 // Offsite are the requests to anything but this machine (data:, blob:,
