@@ -47,10 +47,7 @@ func (h *hostClient) CallTool(ctx context.Context, path string, arguments json.R
 		}
 		return nil, err
 	}
-	if resp.GetResult() == nil {
-		return &protocol.CallToolResult{Content: protocol.NullJSON}, nil
-	}
-	return resultFromPB(resp.GetResult()), nil
+	return resultFromPB(resp.GetResult()), nil // a missing result is null
 }
 
 var (

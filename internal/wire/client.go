@@ -108,10 +108,7 @@ func (c *Client) Configure(ctx context.Context, req *protocol.ConfigureRequest) 
 // Shutdown RPC has nothing to clean up.
 func (c *Client) Shutdown(ctx context.Context) error {
 	_, err := c.rpc.Shutdown(ctx, &bridgev1.ShutdownRequest{})
-	if status.Code(err) == codes.Unimplemented {
-		return nil
-	}
-	if err != nil {
+	if err != nil && status.Code(err) != codes.Unimplemented {
 		return c.rpcError(ctx, "shutting the bridge down", err)
 	}
 	return nil
