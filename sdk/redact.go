@@ -182,18 +182,13 @@ func (r *Redactor) RedactJSON(doc json.RawMessage) json.RawMessage {
 	return r.decoded(doc)
 }
 
-// decoded redacts doc token by token: rewritten if a token held a secret,
-// as it is if none did, as text if it is not JSON.
+// decoded redacts doc token by token (see rewrite), or as text if it is not
+// JSON.
 func (r *Redactor) decoded(doc json.RawMessage) json.RawMessage {
-	out, found, ok := r.rewrite(doc)
-	switch {
-	case !ok:
-		out, _ = replaceAll(doc, r.formBytes)
-		return out
-	case found:
+	if out, ok := r.rewrite(doc); ok {
 		return out
 	}
-	return doc
+	return r.RedactBytes(doc)
 }
 
 var (
@@ -245,8 +240,10 @@ func replaceAll(doc []byte, olds [][]byte) (out []byte, hit bool) {
 
 // rewrite re-encodes the JSON document doc with its strings (keys too)
 // and numbers redacted, keeping the order of keys and the text of numbers;
-// found reports whether a token held a secret, ok whether doc is JSON.
-func (r *Redactor) rewrite(doc json.RawMessage) (out json.RawMessage, found, ok bool) {
+// out is doc itself when no token held a secret, ok reports whether doc is
+// JSON.
+func (r *Redactor) rewrite(doc json.RawMessage) (out json.RawMessage, ok bool) {
+	found := false
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()
 	var buf bytes.Buffer
@@ -269,7 +266,7 @@ func (r *Redactor) rewrite(doc json.RawMessage) (out json.RawMessage, found, ok 
 			break
 		}
 		if err != nil {
-			return doc, false, false
+			return doc, false
 		}
 		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
 			buf.WriteByte(byte(d))
@@ -277,7 +274,7 @@ func (r *Redactor) rewrite(doc json.RawMessage) (out json.RawMessage, found, ok 
 			continue
 		}
 		if len(stack) == 0 && buf.Len() > 0 {
-			return doc, false, false // a second value: not one document
+			return doc, false // a second value: not one document
 		}
 		if len(stack) > 0 {
 			f := &stack[len(stack)-1]
@@ -309,9 +306,12 @@ func (r *Redactor) rewrite(doc json.RawMessage) (out json.RawMessage, found, ok 
 		}
 	}
 	if len(stack) > 0 {
-		return doc, false, false
+		return doc, false // cut short
 	}
-	return buf.Bytes(), found, true
+	if !found {
+		return doc, true
+	}
+	return buf.Bytes(), true
 }
 
 // RedactError returns err itself when its message holds no secret, and

@@ -36,9 +36,8 @@ type signature struct {
 	schema json.RawMessage // the input schema
 
 	// Exactly one of these says how the arguments decode.
-	params   []field // plain parameters, or the fields of obj
-	obj      reflect.Type
-	objPtr   bool          // the function takes *obj
+	params   []field       // plain parameters, or the fields of obj
+	obj      reflect.Type  // a struct, or *struct, that the function takes
 	mapIn    bool          // the arguments decode whole into a map
 	explicit *explicitArgs // an author's InputSchema: validated, then decoded as is
 
@@ -180,7 +179,7 @@ func (sig *signature) withSchema(s *jsonschema.Schema) (*signature, error) {
 func (sig *signature) objectParams(pt reflect.Type) (*jsonschema.Schema, error) {
 	st := pt
 	if st.Kind() == reflect.Pointer {
-		st, sig.objPtr = st.Elem(), true
+		st = st.Elem()
 	}
 	s, err := jsonschema.ForType(st, schemaOptions())
 	if err != nil {
@@ -193,7 +192,7 @@ func (sig *signature) objectParams(pt reflect.Type) (*jsonschema.Schema, error) 
 	if err := fixSchema(s, st); err != nil {
 		return nil, err
 	}
-	sig.obj = st
+	sig.obj = pt
 	sig.params = fs
 	return s, nil
 }
@@ -275,14 +274,11 @@ func (sig *signature) call(ctx context.Context, req *CallToolRequest) (*CallTool
 // the context and request).
 func (sig *signature) decodeArgs(raw json.RawMessage) ([]reflect.Value, error) {
 	if sig.obj != nil {
-		obj := reflect.New(sig.obj)
-		if err := sig.decodeInto(raw, obj.Elem()); err != nil {
+		obj := reflect.New(sig.obj).Elem()
+		if err := sig.decodeInto(raw, obj); err != nil {
 			return nil, err
 		}
-		if sig.objPtr {
-			return []reflect.Value{obj}, nil
-		}
-		return []reflect.Value{obj.Elem()}, nil
+		return []reflect.Value{obj}, nil
 	}
 	args, err := sig.args(raw)
 	if err != nil {
