@@ -69,19 +69,15 @@ func decodeConfigValue(v reflect.Value, raw json.RawMessage, path string) error 
 	if absent {
 		raw = json.RawMessage(`{}`)
 	}
-	if opaque(t) || t.Kind() == reflect.Interface {
-		if err := json.Unmarshal(raw, v.Addr().Interface()); err != nil {
-			return &ConfigError{Key: path, Message: jsonMessage(err)}
-		}
-		return nil
-	}
-	switch t.Kind() {
-	case reflect.Pointer:
+	switch k := t.Kind(); {
+	case opaque(t):
+		// It decodes itself, below.
+	case k == reflect.Pointer:
 		if v.IsNil() {
 			v.Set(reflect.New(t.Elem()))
 		}
 		return decodeConfigValue(v.Elem(), raw, path)
-	case reflect.Struct:
+	case k == reflect.Struct:
 		var obj map[string]json.RawMessage
 		if raw[0] != '{' || json.Unmarshal(raw, &obj) != nil {
 			return &ConfigError{Key: path, Message: "expected an object, got " + kindOfJSON(raw)}
@@ -110,7 +106,7 @@ func decodeConfigValue(v reflect.Value, raw json.RawMessage, path string) error 
 			}
 		}
 		return nil
-	case reflect.Map:
+	case k == reflect.Map:
 		var obj map[string]json.RawMessage
 		if t.Key().Kind() != reflect.String || raw[0] != '{' || json.Unmarshal(raw, &obj) != nil {
 			return &ConfigError{Key: path, Message: "expected an object, got " + kindOfJSON(raw)}
@@ -125,10 +121,7 @@ func decodeConfigValue(v reflect.Value, raw json.RawMessage, path string) error 
 		}
 		v.Set(m)
 		return nil
-	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 {
-			break // []byte is a base64 string
-		}
+	case k == reflect.Slice && t.Elem().Kind() != reflect.Uint8: // []byte is a base64 string, below
 		var list []json.RawMessage
 		if raw[0] != '[' || json.Unmarshal(raw, &list) != nil {
 			return &ConfigError{Key: path, Message: "expected a list, got " + kindOfJSON(raw)}
