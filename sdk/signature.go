@@ -65,11 +65,7 @@ var (
 // parameters.
 func objectSignature(t reflect.Type) (*signature, error) {
 	sig := &signature{}
-	s, err := sig.objectParams(t)
-	if err != nil {
-		return nil, err
-	}
-	return sig.withSchema(s)
+	return sig.withSchema(sig.objectParams(t))
 }
 
 // mapSignature decodes the arguments whole into a map type t.
@@ -79,7 +75,7 @@ func mapSignature(t reflect.Type) (*signature, error) {
 		return nil, fmt.Errorf("deriving input schema: %w", err)
 	}
 	s.Type, s.Types = "object", nil
-	return (&signature{mapIn: true}).withSchema(s)
+	return (&signature{mapIn: true}).withSchema(s, nil)
 }
 
 // explicitSignature validates the arguments against an author's schema.
@@ -156,18 +152,18 @@ func funcSignature(fn reflect.Value, names []string) (*signature, error) {
 	} else {
 		input, err = sig.plainParams(types, names)
 	}
+	return sig.withSchema(input, err)
+}
+
+// withSchema returns sig with s as its input schema, or err when deriving s
+// failed.
+func (sig *signature) withSchema(s *jsonschema.Schema, err error) (*signature, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sig.withSchema(input)
-}
-
-// withSchema returns sig with s as its input schema.
-func (sig *signature) withSchema(s *jsonschema.Schema) (*signature, error) {
 	if s.Properties == nil && s.Type == "object" {
 		s.Properties = map[string]*jsonschema.Schema{}
 	}
-	var err error
 	if sig.schema, err = json.Marshal(s); err != nil {
 		return nil, fmt.Errorf("encoding input schema: %w", err)
 	}
@@ -562,15 +558,12 @@ func fieldsOf(t reflect.Type) ([]field, error) {
 		optional := omit || f.Type.Kind() == reflect.Pointer || def != nil
 		fs = append(fs, field{name: name, typ: f.Type, required: !optional, index: f.Index, def: def})
 	}
-	seen := make(map[string]bool, len(fs))
 	var out []field
-	for _, f := range slices.Backward(fs) {
-		if !seen[f.name] {
-			seen[f.name] = true
-			out = append(out, f)
+	for i, f := range fs {
+		if !slices.ContainsFunc(fs[i+1:], func(g field) bool { return g.name == f.name }) {
+			out = append(out, f) // the last of a name
 		}
 	}
-	slices.Reverse(out)
 	return out, nil
 }
 
