@@ -56,10 +56,6 @@ func (s *server) Describe(ctx context.Context, _ *bridgev1.DescribeRequest) (*br
 // service when the host offers one, configures impl, and returns the
 // secrets that impl reported.
 func (s *server) Configure(ctx context.Context, req *bridgev1.ConfigureRequest) (*bridgev1.ConfigureResponse, error) {
-	cfg := json.RawMessage(req.GetConfig())
-	if len(cfg) == 0 {
-		cfg = json.RawMessage(`{}`)
-	}
 	var host protocol.HostClient
 	if id := req.GetHostBrokerId(); id != 0 && s.broker != nil {
 		conn, err := s.broker.DialWithOptions(id,
@@ -71,7 +67,7 @@ func (s *server) Configure(ctx context.Context, req *bridgev1.ConfigureRequest) 
 		s.setHostConn(conn)
 		host = &hostClient{rpc: bridgev1.NewHostClient(conn)}
 	}
-	creq := &protocol.ConfigureRequest{Config: cfg, Host: host}
+	creq := &protocol.ConfigureRequest{Config: object(req.GetConfig()), Host: host}
 	err := s.guard("Configure", func() error { return s.impl.Configure(ctx, creq) })
 	if err != nil {
 		return nil, errorStatus(err)
