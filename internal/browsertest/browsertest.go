@@ -96,24 +96,18 @@ func (b *Browser) Requests() []string {
 // Offsite are the requests to anything but this machine (data:, blob:,
 // about: and loopback addresses are on it).
 func (b *Browser) Offsite() []string {
-	var out []string
-	for _, r := range b.Requests() {
-		u, err := url.Parse(r)
-		if err != nil {
-			out = append(out, r)
-			continue
-		}
-		switch u.Scheme {
-		case "data", "blob", "about":
-			continue
-		}
-		h := u.Hostname()
-		if h == "localhost" || h == "::1" || strings.HasPrefix(h, "127.") {
-			continue
-		}
-		out = append(out, r)
+	return slices.DeleteFunc(b.Requests(), onMachine)
+}
+
+// onMachine reports whether a request for URL r stays on this machine.
+func onMachine(r string) bool {
+	u, err := url.Parse(r)
+	if err != nil {
+		return false
 	}
-	return out
+	h := u.Hostname()
+	return u.Scheme == "data" || u.Scheme == "blob" || u.Scheme == "about" ||
+		h == "localhost" || h == "::1" || strings.HasPrefix(h, "127.")
 }
 
 // Screenshot writes a PNG of the page to <name>.png under the test's
