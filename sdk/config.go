@@ -69,15 +69,15 @@ func decodeConfigValue(v reflect.Value, raw json.RawMessage, path string) error 
 	if absent {
 		raw = json.RawMessage(`{}`)
 	}
-	switch k := t.Kind(); {
+	switch kind := t.Kind(); {
 	case opaque(t):
 		// It decodes itself, below.
-	case k == reflect.Pointer:
+	case kind == reflect.Pointer:
 		if v.IsNil() {
 			v.Set(reflect.New(t.Elem()))
 		}
 		return decodeConfigValue(v.Elem(), raw, path)
-	case k == reflect.Struct:
+	case kind == reflect.Struct:
 		var obj map[string]json.RawMessage
 		if raw[0] != '{' || json.Unmarshal(raw, &obj) != nil {
 			return &ConfigError{Key: path, Message: "expected an object, got " + kindOfJSON(raw)}
@@ -106,7 +106,7 @@ func decodeConfigValue(v reflect.Value, raw json.RawMessage, path string) error 
 			}
 		}
 		return nil
-	case k == reflect.Map:
+	case kind == reflect.Map:
 		var obj map[string]json.RawMessage
 		if t.Key().Kind() != reflect.String || raw[0] != '{' || json.Unmarshal(raw, &obj) != nil {
 			return &ConfigError{Key: path, Message: "expected an object, got " + kindOfJSON(raw)}
@@ -121,7 +121,7 @@ func decodeConfigValue(v reflect.Value, raw json.RawMessage, path string) error 
 		}
 		v.Set(m)
 		return nil
-	case k == reflect.Slice && t.Elem().Kind() != reflect.Uint8: // []byte is a base64 string, below
+	case kind == reflect.Slice && t.Elem().Kind() != reflect.Uint8: // []byte is a base64 string, below
 		var list []json.RawMessage
 		if raw[0] != '[' || json.Unmarshal(raw, &list) != nil {
 			return &ConfigError{Key: path, Message: "expected a list, got " + kindOfJSON(raw)}
