@@ -132,11 +132,9 @@ func (b *Bridge) AddNamespace(ns *NamespaceInfo) {
 			panic(fmt.Sprintf("sdk: AddNamespace %q: collides with tool %q (a name cannot be both a tool and a namespace)", ns.Path, tool))
 		}
 	}
-	for i := range b.namespaces {
-		if b.namespaces[i].Path == ns.Path {
-			b.namespaces[i].Description = ns.Description
-			return
-		}
+	if i := slices.IndexFunc(b.namespaces, func(n NamespaceInfo) bool { return n.Path == ns.Path }); i >= 0 {
+		b.namespaces[i].Description = ns.Description
+		return
 	}
 	b.namespaces = append(b.namespaces, *ns)
 }

@@ -69,19 +69,15 @@ func decodeConfigValue(v reflect.Value, raw json.RawMessage, path string) error 
 	if absent {
 		raw = json.RawMessage(`{}`)
 	}
-	if opaque(t) || t.Kind() == reflect.Interface {
-		if err := json.Unmarshal(raw, v.Addr().Interface()); err != nil {
-			return &ConfigError{Key: path, Message: jsonMessage(err)}
-		}
-		return nil
-	}
-	switch t.Kind() {
-	case reflect.Pointer:
+	switch kind := t.Kind(); {
+	case opaque(t):
+		// It decodes itself, below.
+	case kind == reflect.Pointer:
 		if v.IsNil() {
 			v.Set(reflect.New(t.Elem()))
 		}
 		return decodeConfigValue(v.Elem(), raw, path)
-	case reflect.Struct:
+	case kind == reflect.Struct:
 		var obj map[string]json.RawMessage
 		if raw[0] != '{' || json.Unmarshal(raw, &obj) != nil {
 			return &ConfigError{Key: path, Message: "expected an object, got " + kindOfJSON(raw)}
@@ -90,9 +86,10 @@ func decodeConfigValue(v reflect.Value, raw json.RawMessage, path string) error 
 		if err != nil {
 			return &ConfigError{Key: path, Message: err.Error()}
 		}
+		names := fieldNames(fs)
 		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			if !slices.ContainsFunc(fs, func(f field) bool { return f.name == k }) {
-				return &ConfigError{Key: joinKey(path, k), Message: unknownKey(k, fs)}
+			if !slices.Contains(names, k) {
+				return &ConfigError{Key: joinKey(path, k), Message: unknownKey(k, names)}
 			}
 		}
 		for _, f := range fs {
@@ -109,7 +106,7 @@ func decodeConfigValue(v reflect.Value, raw json.RawMessage, path string) error 
 			}
 		}
 		return nil
-	case reflect.Map:
+	case kind == reflect.Map:
 		var obj map[string]json.RawMessage
 		if t.Key().Kind() != reflect.String || raw[0] != '{' || json.Unmarshal(raw, &obj) != nil {
 			return &ConfigError{Key: path, Message: "expected an object, got " + kindOfJSON(raw)}
@@ -124,10 +121,7 @@ func decodeConfigValue(v reflect.Value, raw json.RawMessage, path string) error 
 		}
 		v.Set(m)
 		return nil
-	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 {
-			break // []byte is a base64 string
-		}
+	case kind == reflect.Slice && t.Elem().Kind() != reflect.Uint8: // []byte is a base64 string, below
 		var list []json.RawMessage
 		if raw[0] != '[' || json.Unmarshal(raw, &list) != nil {
 			return &ConfigError{Key: path, Message: "expected a list, got " + kindOfJSON(raw)}
@@ -228,13 +222,9 @@ func kindOfJSON(raw json.RawMessage) string {
 	return jsonKind(v)
 }
 
-// unknownKey is the message for a key that is none of fs: the key that was
-// meant, when one is close, else the keys there are.
-func unknownKey(key string, fs []field) string {
-	names := make([]string, len(fs))
-	for i, f := range fs {
-		names[i] = f.name
-	}
+// unknownKey is the message for a key that is none of names: the key that
+// was meant, when one is close, else the keys there are.
+func unknownKey(key string, names []string) string {
 	if best := closest(key, names); best != "" {
 		return fmt.Sprintf("unknown key (did you mean %q?)", best)
 	}
@@ -391,7 +381,7 @@ func (s Secret) MarshalJSON() ([]byte, error) { return json.Marshal(s.String()) 
 
 // UnmarshalJSON decodes a JSON string; null leaves the secret empty.
 func (s *Secret) UnmarshalJSON(b []byte) error {
-	var v *string
+	var v string // null leaves it ""
 	if err := json.Unmarshal(b, &v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
@@ -399,11 +389,7 @@ func (s *Secret) UnmarshalJSON(b []byte) error {
 		}
 		return err
 	}
-	if v == nil {
-		*s = Secret{}
-		return nil
-	}
-	*s = NewSecret(*v)
+	*s = NewSecret(v)
 	return nil
 }
 

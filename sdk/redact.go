@@ -53,38 +53,27 @@ type Redactor struct {
 // and repeats, are ignored. A secret that contains another is replaced
 // whole.
 func NewRedactor(secrets ...string) *Redactor {
-	r := &Redactor{}
 	var forms, encoded []string
-	add := func(list *[]string, v string) {
-		if v != "" && !slices.Contains(*list, v) {
-			*list = append(*list, v)
-		}
-	}
 	for _, s := range secrets {
 		s = strings.TrimSpace(s)
 		if utf8.RuneCountInString(s) < minSecret {
 			continue
 		}
-		add(&forms, s)
-		for _, e := range jsonForms(s) {
-			add(&forms, e)
-			add(&encoded, e)
-		}
-		for _, e := range encodedForms(s) {
-			add(&forms, e)
-			add(&encoded, e)
+		inJSON, other := jsonForms(s), encodedForms(s)
+		forms = slices.Concat(forms, []string{s}, inJSON, other)
+		encoded = append(encoded, inJSON...)
+		for _, e := range other {
+			encoded = append(encoded, e)
 			if strings.Contains(e, "/") {
-				add(&encoded, strings.ReplaceAll(e, "/", `\/`))
+				encoded = append(encoded, strings.ReplaceAll(e, "/", `\/`))
 			}
 		}
 	}
+	forms, encoded = distinct(forms), distinct(encoded)
 	longestFirst := func(a, b string) int { return cmp.Compare(len(b), len(a)) }
 	slices.SortStableFunc(forms, longestFirst)
 	slices.SortStableFunc(encoded, longestFirst)
-	r.forms = forms
-	r.formBytes = byteSlices(forms)
-	r.encoded = byteSlices(encoded)
-	return r
+	return &Redactor{forms: forms, formBytes: byteSlices(forms), encoded: byteSlices(encoded)}
 }
 
 // byteSlices returns each of list as a []byte.
@@ -129,20 +118,9 @@ func encodedForms(s string) []string {
 }
 
 // lowerPercent writes the hex digits of s's percent escapes in lower case.
-func lowerPercent(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '%' && i+2 < len(s) {
-			b.WriteByte('%')
-			b.WriteString(strings.ToLower(s[i+1 : i+3]))
-			i += 2
-			continue
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
-}
+func lowerPercent(s string) string { return percentEscape.ReplaceAllStringFunc(s, strings.ToLower) }
+
+var percentEscape = regexp.MustCompile(`%[0-9A-F]{2}`)
 
 // jsonForms returns the ways an encoder writes s inside a JSON string,
 // without the quotes, as far as they differ only in optional escapes:
@@ -204,18 +182,13 @@ func (r *Redactor) RedactJSON(doc json.RawMessage) json.RawMessage {
 	return r.decoded(doc)
 }
 
-// decoded redacts doc token by token: rewritten if a token held a secret,
-// as it is if none did, as text if it is not JSON.
+// decoded redacts doc token by token (see rewrite), or as text if it is not
+// JSON.
 func (r *Redactor) decoded(doc json.RawMessage) json.RawMessage {
-	out, found, ok := r.rewrite(doc)
-	switch {
-	case !ok:
-		out, _ = replaceAll(doc, r.formBytes)
-		return out
-	case found:
+	if out, ok := r.rewrite(doc); ok {
 		return out
 	}
-	return doc
+	return r.RedactBytes(doc)
 }
 
 var (
@@ -267,8 +240,10 @@ func replaceAll(doc []byte, olds [][]byte) (out []byte, hit bool) {
 
 // rewrite re-encodes the JSON document doc with its strings (keys too)
 // and numbers redacted, keeping the order of keys and the text of numbers;
-// found reports whether a token held a secret, ok whether doc is JSON.
-func (r *Redactor) rewrite(doc json.RawMessage) (out json.RawMessage, found, ok bool) {
+// out is doc itself when no token held a secret, ok reports whether doc is
+// JSON.
+func (r *Redactor) rewrite(doc json.RawMessage) (out json.RawMessage, ok bool) {
+	found := false
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()
 	var buf bytes.Buffer
@@ -291,7 +266,7 @@ func (r *Redactor) rewrite(doc json.RawMessage) (out json.RawMessage, found, ok 
 			break
 		}
 		if err != nil {
-			return doc, false, false
+			return doc, false
 		}
 		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
 			buf.WriteByte(byte(d))
@@ -299,7 +274,7 @@ func (r *Redactor) rewrite(doc json.RawMessage) (out json.RawMessage, found, ok 
 			continue
 		}
 		if len(stack) == 0 && buf.Len() > 0 {
-			return doc, false, false // a second value: not one document
+			return doc, false // a second value: not one document
 		}
 		if len(stack) > 0 {
 			f := &stack[len(stack)-1]
@@ -331,9 +306,12 @@ func (r *Redactor) rewrite(doc json.RawMessage) (out json.RawMessage, found, ok 
 		}
 	}
 	if len(stack) > 0 {
-		return doc, false, false
+		return doc, false // cut short
 	}
-	return buf.Bytes(), found, true
+	if !found {
+		return doc, true
+	}
+	return buf.Bytes(), true
 }
 
 // RedactError returns err itself when its message holds no secret, and
@@ -439,12 +417,7 @@ var secretWords = []string{"auth", "token", "key", "secret", "session", "cookie"
 // which values they redact.
 func SecretName(name string) bool {
 	n := strings.ToLower(name)
-	for _, w := range secretWords {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(secretWords, func(w string) bool { return strings.Contains(n, w) })
 }
 
 // HeaderSecrets returns the secrets of a header (or of any name and value

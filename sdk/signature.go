@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding"
 	"encoding/json"
@@ -35,9 +36,8 @@ type signature struct {
 	schema json.RawMessage // the input schema
 
 	// Exactly one of these says how the arguments decode.
-	params   []field // plain parameters, or the fields of obj
-	obj      reflect.Type
-	objPtr   bool          // the function takes *obj
+	params   []field       // plain parameters, or the fields of obj
+	obj      reflect.Type  // a struct, or *struct, that the function takes
 	mapIn    bool          // the arguments decode whole into a map
 	explicit *explicitArgs // an author's InputSchema: validated, then decoded as is
 
@@ -65,14 +65,7 @@ var (
 // parameters.
 func objectSignature(t reflect.Type) (*signature, error) {
 	sig := &signature{}
-	s, err := sig.objectParams(t)
-	if err != nil {
-		return nil, err
-	}
-	if sig.schema, err = marshalSchema(s); err != nil {
-		return nil, err
-	}
-	return sig, nil
+	return sig.withSchema(sig.objectParams(t))
 }
 
 // mapSignature decodes the arguments whole into a map type t.
@@ -82,11 +75,7 @@ func mapSignature(t reflect.Type) (*signature, error) {
 		return nil, fmt.Errorf("deriving input schema: %w", err)
 	}
 	s.Type, s.Types = "object", nil
-	sig := &signature{mapIn: true}
-	if sig.schema, err = marshalSchema(s); err != nil {
-		return nil, err
-	}
-	return sig, nil
+	return (&signature{mapIn: true}).withSchema(s, nil)
 }
 
 // explicitSignature validates the arguments against an author's schema.
@@ -163,24 +152,22 @@ func funcSignature(fn reflect.Value, names []string) (*signature, error) {
 	} else {
 		input, err = sig.plainParams(types, names)
 	}
+	return sig.withSchema(input, err)
+}
+
+// withSchema returns sig with s as its input schema, or err when deriving s
+// failed.
+func (sig *signature) withSchema(s *jsonschema.Schema, err error) (*signature, error) {
 	if err != nil {
 		return nil, err
 	}
-	if sig.schema, err = marshalSchema(input); err != nil {
-		return nil, err
-	}
-	return sig, nil
-}
-
-func marshalSchema(s *jsonschema.Schema) (json.RawMessage, error) {
 	if s.Properties == nil && s.Type == "object" {
 		s.Properties = map[string]*jsonschema.Schema{}
 	}
-	b, err := json.Marshal(s)
-	if err != nil {
+	if sig.schema, err = json.Marshal(s); err != nil {
 		return nil, fmt.Errorf("encoding input schema: %w", err)
 	}
-	return b, nil
+	return sig, nil
 }
 
 // objectParams makes the exported fields of struct type pt (or *struct) the
@@ -188,7 +175,7 @@ func marshalSchema(s *jsonschema.Schema) (json.RawMessage, error) {
 func (sig *signature) objectParams(pt reflect.Type) (*jsonschema.Schema, error) {
 	st := pt
 	if st.Kind() == reflect.Pointer {
-		st, sig.objPtr = st.Elem(), true
+		st = st.Elem()
 	}
 	s, err := jsonschema.ForType(st, schemaOptions())
 	if err != nil {
@@ -201,7 +188,7 @@ func (sig *signature) objectParams(pt reflect.Type) (*jsonschema.Schema, error) 
 	if err := fixSchema(s, st); err != nil {
 		return nil, err
 	}
-	sig.obj = st
+	sig.obj = pt
 	sig.params = fs
 	return s, nil
 }
@@ -246,15 +233,6 @@ func (sig *signature) plainParams(types []reflect.Type, names []string) (*jsonsc
 	return s, nil
 }
 
-// paramNames lists the parameter names in order.
-func (sig *signature) paramNames() []string {
-	names := make([]string, len(sig.params))
-	for i, p := range sig.params {
-		names[i] = p.name
-	}
-	return names
-}
-
 // call runs a function tool (AddFunc): it decodes the arguments, calls fn
 // and turns what it returns into a result.
 func (sig *signature) call(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
@@ -292,20 +270,14 @@ func (sig *signature) call(ctx context.Context, req *CallToolRequest) (*CallTool
 // the context and request).
 func (sig *signature) decodeArgs(raw json.RawMessage) ([]reflect.Value, error) {
 	if sig.obj != nil {
-		obj := reflect.New(sig.obj)
-		if err := sig.decodeInto(raw, obj.Elem()); err != nil {
+		obj := reflect.New(sig.obj).Elem()
+		if err := sig.decodeInto(raw, obj); err != nil {
 			return nil, err
 		}
-		if sig.objPtr {
-			return []reflect.Value{obj}, nil
-		}
-		return []reflect.Value{obj.Elem()}, nil
+		return []reflect.Value{obj}, nil
 	}
-	args, err := parseObject(raw)
+	args, err := sig.args(raw)
 	if err != nil {
-		return nil, err
-	}
-	if err := sig.checkNames(args); err != nil {
 		return nil, err
 	}
 	in := make([]reflect.Value, len(sig.params))
@@ -325,11 +297,8 @@ func (sig *signature) decodeInto(raw json.RawMessage, dst reflect.Value) error {
 	case sig.explicit != nil:
 		return sig.explicit.decode(raw, dst.Addr().Interface())
 	case sig.mapIn:
-		if _, err := parseObject(raw); err != nil {
-			return err
-		}
-		if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-			return nil
+		if args, err := parseObject(raw); err != nil || args == nil {
+			return err // nil: no arguments, the map stays nil
 		}
 		if err := json.Unmarshal(raw, dst.Addr().Interface()); err != nil {
 			return Errorf(CodeInvalidArgument, "arguments: %s", strings.TrimPrefix(err.Error(), "json: "))
@@ -340,11 +309,8 @@ func (sig *signature) decodeInto(raw json.RawMessage, dst reflect.Value) error {
 		dst.Set(reflect.New(dst.Type().Elem()))
 		dst = dst.Elem()
 	}
-	args, err := parseObject(raw)
+	args, err := sig.args(raw)
 	if err != nil {
-		return err
-	}
-	if err := sig.checkNames(args); err != nil {
 		return err
 	}
 	for _, p := range sig.params {
@@ -359,8 +325,13 @@ func (sig *signature) decodeInto(raw json.RawMessage, dst reflect.Value) error {
 	return nil
 }
 
-// checkNames finds unknown arguments and missing required ones.
-func (sig *signature) checkNames(args map[string]json.RawMessage) error {
+// args decodes the arguments of a call (see parseObject), refusing
+// unknown arguments and missing required ones.
+func (sig *signature) args(raw json.RawMessage) (map[string]json.RawMessage, error) {
+	args, err := parseObject(raw)
+	if err != nil {
+		return nil, err
+	}
 	var unknown, missing []string
 	for name := range args {
 		if !slices.ContainsFunc(sig.params, func(p field) bool { return p.name == name }) {
@@ -373,9 +344,9 @@ func (sig *signature) checkNames(args map[string]json.RawMessage) error {
 		}
 	}
 	if len(unknown) == 0 && len(missing) == 0 {
-		return nil
+		return args, nil
 	}
-	return argumentsError(unknown, missing, sig.paramNames())
+	return nil, argumentsError(unknown, missing, fieldNames(sig.params))
 }
 
 // argumentsError says which arguments are unknown and which required ones
@@ -463,10 +434,7 @@ func fill(raw json.RawMessage, v reflect.Value, path string) string {
 			return ""
 		}
 		for _, f := range cachedFields(t) {
-			p := f.name
-			if path != "" {
-				p = path + "." + f.name
-			}
+			p := joinKey(path, f.name)
 			fv, err := fieldByIndex(v, f.index)
 			if err != nil {
 				return inField(p, err.Error())
@@ -558,6 +526,15 @@ type field struct {
 	def      json.RawMessage // default, or nil
 }
 
+// fieldNames lists the names of fs, in order.
+func fieldNames(fs []field) []string {
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = f.name
+	}
+	return names
+}
+
 // fieldsOf lists the JSON fields of struct type t in the order, and with the
 // names, that jsonschema.ForType gives its properties: exported fields and
 // the fields promoted from embedded structs, named by their json tag, the
@@ -570,7 +547,7 @@ func fieldsOf(t reflect.Type) ([]field, error) {
 		if f.Anonymous || !f.IsExported() {
 			continue
 		}
-		name, opts, ok := jsonName(f)
+		name, omit, ok := jsonName(f)
 		if !ok {
 			continue
 		}
@@ -578,18 +555,15 @@ func fieldsOf(t reflect.Type) ([]field, error) {
 		if err != nil {
 			return nil, err
 		}
-		optional := opts["omitempty"] || opts["omitzero"] || f.Type.Kind() == reflect.Pointer || def != nil
+		optional := omit || f.Type.Kind() == reflect.Pointer || def != nil
 		fs = append(fs, field{name: name, typ: f.Type, required: !optional, index: f.Index, def: def})
 	}
-	seen := make(map[string]bool, len(fs))
 	var out []field
-	for _, f := range slices.Backward(fs) {
-		if !seen[f.name] {
-			seen[f.name] = true
-			out = append(out, f)
+	for i, f := range fs {
+		if !slices.ContainsFunc(fs[i+1:], func(g field) bool { return g.name == f.name }) {
+			out = append(out, f) // the last of a name
 		}
 	}
-	slices.Reverse(out)
 	return out, nil
 }
 
@@ -633,28 +607,17 @@ func defaultOf(f reflect.StructField) (json.RawMessage, error) {
 	return def, nil
 }
 
-// jsonName returns the JSON name and tag options of f; ok is false when f
-// is tagged `json:"-"`.
-func jsonName(f reflect.StructField) (name string, opts map[string]bool, ok bool) {
-	name = f.Name
-	tag, found := f.Tag.Lookup("json")
-	if !found {
-		return name, nil, true
-	}
-	n, rest, comma := strings.Cut(tag, ",")
+// jsonName returns the JSON name of f and whether it is tagged omitempty
+// or omitzero; ok is false when f is tagged `json:"-"`.
+func jsonName(f reflect.StructField) (name string, omit, ok bool) {
+	n, opts, comma := strings.Cut(f.Tag.Get("json"), ",")
 	if n == "-" && !comma {
-		return "", nil, false
+		return "", false, false
 	}
-	if n != "" {
-		name = n
+	for o := range strings.SplitSeq(opts, ",") {
+		omit = omit || o == "omitempty" || o == "omitzero"
 	}
-	if rest != "" {
-		opts = make(map[string]bool)
-		for o := range strings.SplitSeq(rest, ",") {
-			opts[o] = true
-		}
-	}
-	return name, opts, true
+	return cmp.Or(n, f.Name), omit, true
 }
 
 // fixSchema makes schema s of type t, derived by jsonschema.ForType,

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"github.com/parselbox/parselbox/internal/testenv"
 )
 
 // RequireEnv, when set, turns a missing Chromium into a test failure.
@@ -49,11 +52,7 @@ func New(t *testing.T) *Browser {
 	t.Helper()
 	path := Path()
 	if path == "" {
-		msg := "no Chromium: install Debian's chromium (`make browser` does: apt-get install -y chromium) or set $CHROMIUM"
-		if os.Getenv(RequireEnv) != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testenv.Missing(t, RequireEnv, "no Chromium: install Debian's chromium (`make browser` does: apt-get install -y chromium) or set $CHROMIUM")
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),
@@ -91,30 +90,24 @@ func (b *Browser) record(ev any) {
 func (b *Browser) Requests() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]string(nil), b.requests...)
+	return slices.Clone(b.requests)
 }
 
 // Offsite are the requests to anything but this machine (data:, blob:,
 // about: and loopback addresses are on it).
 func (b *Browser) Offsite() []string {
-	var out []string
-	for _, r := range b.Requests() {
-		u, err := url.Parse(r)
-		if err != nil {
-			out = append(out, r)
-			continue
-		}
-		switch u.Scheme {
-		case "data", "blob", "about":
-			continue
-		}
-		h := u.Hostname()
-		if h == "localhost" || h == "::1" || strings.HasPrefix(h, "127.") {
-			continue
-		}
-		out = append(out, r)
+	return slices.DeleteFunc(b.Requests(), onMachine)
+}
+
+// onMachine reports whether a request for URL r stays on this machine.
+func onMachine(r string) bool {
+	u, err := url.Parse(r)
+	if err != nil {
+		return false
 	}
-	return out
+	h := u.Hostname()
+	return u.Scheme == "data" || u.Scheme == "blob" || u.Scheme == "about" ||
+		h == "localhost" || h == "::1" || strings.HasPrefix(h, "127.")
 }
 
 // Screenshot writes a PNG of the page to <name>.png under the test's

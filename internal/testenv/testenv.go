@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -70,10 +69,7 @@ func Runtime(t testing.TB) *RuntimeDir {
 		runtime, findErr = findRuntime(dir)
 	})
 	if findErr != nil {
-		if os.Getenv(RequireEnv) != "" {
-			t.Fatalf("runtime required: %v", findErr)
-		}
-		t.Skipf("no runtime (run `make runtime`): %v", findErr)
+		Missing(t, RequireEnv, "no runtime (run `make runtime`): %v", findErr)
 	}
 	return runtime
 }
@@ -132,7 +128,7 @@ func CacheDir(t testing.TB) string {
 // goroutines log after the test's cleanups have run.
 func Logger(t testing.TB) hclog.Logger {
 	w := &writer{t: t}
-	t.Cleanup(func() { w.done.Store(true) })
+	t.Cleanup(w.stop)
 	return hclog.New(&hclog.LoggerOptions{
 		Name:   t.Name(),
 		Level:  hclog.Debug,
@@ -140,16 +136,27 @@ func Logger(t testing.TB) hclog.Logger {
 	})
 }
 
+// writer writes through t until stop; a write under way holds stop back, so
+// that nothing reaches t after its test has ended.
 type writer struct {
+	mu   sync.Mutex
 	t    testing.TB
-	done atomic.Bool
+	done bool
 }
 
 func (w *writer) Write(p []byte) (int, error) {
-	if !w.done.Load() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
 		w.t.Log(strings.TrimSuffix(string(p), "\n"))
 	}
 	return len(p), nil
+}
+
+func (w *writer) stop() {
+	w.mu.Lock()
+	w.done = true
+	w.mu.Unlock()
 }
 
 // RequireNPMEnv, when set, turns an unreachable npm registry into a test
@@ -178,9 +185,6 @@ func NPMRegistry(t testing.TB) {
 		}
 	}
 	if err != nil {
-		if os.Getenv(RequireNPMEnv) != "" {
-			t.Fatalf("npm registry %s required: %v", registry, err)
-		}
-		t.Skipf("the npm registry %s is unreachable, so the npm packages cannot be fetched: %v", registry, err)
+		Missing(t, RequireNPMEnv, "the npm registry %s is unreachable, so the npm packages cannot be fetched: %v", registry, err)
 	}
 }

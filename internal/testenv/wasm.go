@@ -21,10 +21,7 @@ func Wasm(t testing.TB, name string) []byte {
 		_, err = os.Stat(wat2wasm)
 	}
 	if err != nil {
-		if os.Getenv(RequireEnv) != "" {
-			t.Fatalf("the WebAssembly assembler is required (cd %s && npm ci): %v", dir, err)
-		}
-		t.Skipf("no WebAssembly assembler (cd %s && npm ci): %v", dir, err)
+		Missing(t, RequireEnv, "no WebAssembly assembler (cd %s && npm ci): %v", dir, err)
 	}
 	out := filepath.Join(t.TempDir(), name+".wasm")
 	cmd := exec.Command(node, wat2wasm, filepath.Join(dir, name+".wat"), "-o", out)

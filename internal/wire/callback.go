@@ -37,20 +37,14 @@ type hostClient struct {
 // CallTool implements protocol.HostClient. A failure that the host reports
 // typed is returned as a *protocol.ToolError.
 func (h *hostClient) CallTool(ctx context.Context, path string, arguments json.RawMessage) (*protocol.CallToolResult, error) {
-	if len(arguments) == 0 {
-		arguments = json.RawMessage(`{}`)
-	}
-	resp, err := h.rpc.CallTool(ctx, &bridgev1.CallToolRequest{Path: path, Arguments: arguments})
+	resp, err := h.rpc.CallTool(ctx, &bridgev1.CallToolRequest{Path: path, Arguments: object(arguments)})
 	if err != nil {
 		if typed, ok := typedError(err); ok {
 			return nil, typed
 		}
 		return nil, err
 	}
-	if resp.GetResult() == nil {
-		return &protocol.CallToolResult{Content: protocol.NullJSON}, nil
-	}
-	return resultFromPB(resp.GetResult()), nil
+	return resultFromPB(resp.GetResult()), nil // a missing result is null
 }
 
 var (

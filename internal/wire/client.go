@@ -81,10 +81,6 @@ func (c *Client) Describe(ctx context.Context) (*protocol.Description, error) {
 // as its ConfigureRequest.Host). The secrets the bridge reports are added
 // to req (req.Secrets).
 func (c *Client) Configure(ctx context.Context, req *protocol.ConfigureRequest) error {
-	cfg := req.Config
-	if len(cfg) == 0 {
-		cfg = json.RawMessage(`{}`)
-	}
 	var id uint32
 	if req.Host != nil && c.broker != nil {
 		id = c.broker.NextId()
@@ -96,7 +92,7 @@ func (c *Client) Configure(ctx context.Context, req *protocol.ConfigureRequest) 
 			return s
 		})
 	}
-	resp, err := c.rpc.Configure(ctx, &bridgev1.ConfigureRequest{Config: cfg, HostBrokerId: id})
+	resp, err := c.rpc.Configure(ctx, &bridgev1.ConfigureRequest{Config: object(req.Config), HostBrokerId: id})
 	if err != nil {
 		return c.rpcError(ctx, "configuring the bridge", err)
 	}
@@ -108,10 +104,7 @@ func (c *Client) Configure(ctx context.Context, req *protocol.ConfigureRequest) 
 // Shutdown RPC has nothing to clean up.
 func (c *Client) Shutdown(ctx context.Context) error {
 	_, err := c.rpc.Shutdown(ctx, &bridgev1.ShutdownRequest{})
-	if status.Code(err) == codes.Unimplemented {
-		return nil
-	}
-	if err != nil {
+	if err != nil && status.Code(err) != codes.Unimplemented {
 		return c.rpcError(ctx, "shutting the bridge down", err)
 	}
 	return nil
@@ -132,11 +125,7 @@ func (c *Client) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	args := req.Arguments
-	if len(args) == 0 {
-		args = json.RawMessage(`{}`)
-	}
-	start := &bridgev1.CallStart{Name: req.Name, Arguments: args, TaskId: req.TaskID}
+	start := &bridgev1.CallStart{Name: req.Name, Arguments: object(req.Arguments), TaskId: req.TaskID}
 	if req.Events == nil && req.Inbox == nil && !c.noCalls.Load() {
 		res, err := c.multiplexed(ctx, start)
 		if !errors.Is(err, errNoCalls) {

@@ -64,6 +64,15 @@ func describeFromPB(d *bridgev1.DescribeResponse) *protocol.Description {
 	return out
 }
 
+// object is raw, or {} for none: the JSON of absent arguments or
+// configuration.
+func object(raw []byte) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage(`{}`)
+	}
+	return raw
+}
+
 func rawOrNil(b []byte) json.RawMessage {
 	if len(b) == 0 {
 		return nil

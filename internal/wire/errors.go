@@ -102,10 +102,7 @@ func errorStatus(err error) error {
 // typedError returns the error that a status carries typed, if it carries
 // one.
 func typedError(err error) (error, bool) {
-	st, ok := status.FromError(err)
-	if !ok {
-		return nil, false
-	}
+	st, _ := status.FromError(err) // Unknown, without details, for any other error
 	out, ok := statusOutcome(st)
 	if !ok {
 		return nil, false

@@ -56,10 +56,6 @@ func (s *server) Describe(ctx context.Context, _ *bridgev1.DescribeRequest) (*br
 // service when the host offers one, configures impl, and returns the
 // secrets that impl reported.
 func (s *server) Configure(ctx context.Context, req *bridgev1.ConfigureRequest) (*bridgev1.ConfigureResponse, error) {
-	cfg := json.RawMessage(req.GetConfig())
-	if len(cfg) == 0 {
-		cfg = json.RawMessage(`{}`)
-	}
 	var host protocol.HostClient
 	if id := req.GetHostBrokerId(); id != 0 && s.broker != nil {
 		conn, err := s.broker.DialWithOptions(id,
@@ -71,7 +67,7 @@ func (s *server) Configure(ctx context.Context, req *bridgev1.ConfigureRequest) 
 		s.setHostConn(conn)
 		host = &hostClient{rpc: bridgev1.NewHostClient(conn)}
 	}
-	creq := &protocol.ConfigureRequest{Config: cfg, Host: host}
+	creq := &protocol.ConfigureRequest{Config: object(req.GetConfig()), Host: host}
 	err := s.guard("Configure", func() error { return s.impl.Configure(ctx, creq) })
 	if err != nil {
 		return nil, errorStatus(err)
@@ -123,7 +119,8 @@ func (s *server) Call(stream bridgev1.Bridge_CallServer) error {
 	ctx, cancel := callContext(stream.Context(), start.GetTimeoutMs())
 	defer cancel()
 
-	in := newInbox(ctx)
+	sent, inbox := make(chan json.RawMessage), make(chan json.RawMessage)
+	go queue(ctx, sent, inbox)
 	go func() {
 		for {
 			msg, err := stream.Recv()
@@ -132,7 +129,10 @@ func (s *server) Call(stream bridgev1.Bridge_CallServer) error {
 			}
 			switch m := msg.GetMsg().(type) {
 			case *bridgev1.CallRequest_Send:
-				in.push(json.RawMessage(m.Send.GetMessage()))
+				select {
+				case sent <- json.RawMessage(m.Send.GetMessage()):
+				case <-ctx.Done():
+				}
 			case *bridgev1.CallRequest_Cancel:
 				cancel()
 			}
@@ -140,18 +140,7 @@ func (s *server) Call(stream bridgev1.Bridge_CallServer) error {
 	}()
 
 	events := &streamEvents{stream: stream}
-	req := &protocol.CallToolRequest{
-		Name:      start.GetName(),
-		Arguments: json.RawMessage(start.GetArguments()),
-		TaskID:    start.GetTaskId(),
-		Events:    events,
-		Inbox:     in.ch,
-	}
-	var res *protocol.CallToolResult
-	err = s.guard("CallTool "+req.Name, func() (err error) {
-		res, err = s.impl.CallTool(ctx, req)
-		return err
-	})
+	res, err := s.call(ctx, start, events, inbox)
 	if err != nil {
 		events.close()
 		return errorStatus(err)
@@ -161,22 +150,24 @@ func (s *server) Call(stream bridgev1.Bridge_CallServer) error {
 
 // Run implements bridgev1.BridgeServer: a call without messages or events.
 func (s *server) Run(ctx context.Context, start *bridgev1.CallStart) (*bridgev1.CallResult, error) {
-	res, err := s.run(ctx, start)
+	res, err := s.call(ctx, start, nil, nil)
 	if err != nil {
 		return nil, errorStatus(err)
 	}
 	return resultToPB(res), nil
 }
 
-// run makes the call that start describes, without messages or events.
-func (s *server) run(ctx context.Context, start *bridgev1.CallStart) (*protocol.CallToolResult, error) {
+// call makes the call that start describes, reporting to events and
+// delivering the messages of inbox (either may be nil).
+func (s *server) call(ctx context.Context, start *bridgev1.CallStart, events protocol.EventSink, inbox <-chan json.RawMessage) (res *protocol.CallToolResult, err error) {
 	req := &protocol.CallToolRequest{
 		Name:      start.GetName(),
 		Arguments: json.RawMessage(start.GetArguments()),
 		TaskID:    start.GetTaskId(),
+		Events:    events,
+		Inbox:     inbox,
 	}
-	var res *protocol.CallToolResult
-	err := s.guard("CallTool "+req.Name, func() (err error) {
+	err = s.guard("CallTool "+req.Name, func() (err error) {
 		res, err = s.impl.CallTool(ctx, req)
 		return err
 	})
@@ -230,7 +221,7 @@ func (s *server) Calls(stream bridgev1.Bridge_CallsServer) error {
 			running[id] = cancel
 			mu.Unlock()
 			pool.Run(func() {
-				res, err := s.run(ctx, m.Start)
+				res, err := s.call(ctx, m.Start, nil, nil)
 				out := outcomeToPB(id, res, err)
 				if n := proto.Size(out); n > MaxMessageSize {
 					// Sending it would end the stream and every call on it.
@@ -313,50 +304,23 @@ func (e *streamEvents) close() {
 	e.mu.Unlock()
 }
 
-// inbox delivers the messages sent into a call, in order, without ever
-// blocking the stream's receiver (which must stay free to see a cancel): it
-// queues what the tool has not read yet.
-type inbox struct {
-	ch     chan json.RawMessage
-	mu     sync.Mutex
-	queue  []json.RawMessage
-	signal chan struct{}
-}
-
-func newInbox(ctx context.Context) *inbox {
-	in := &inbox{ch: make(chan json.RawMessage), signal: make(chan struct{}, 1)}
-	go in.pump(ctx)
-	return in
-}
-
-func (in *inbox) push(msg json.RawMessage) {
-	in.mu.Lock()
-	in.queue = append(in.queue, msg)
-	in.mu.Unlock()
-	select {
-	case in.signal <- struct{}{}:
-	default:
-	}
-}
-
-func (in *inbox) pump(ctx context.Context) {
+// queue passes the messages sent into a call from in to out, in order,
+// keeping those that the tool has not read yet, so that the stream's
+// receiver (which must stay free to see a cancel) never waits for the tool.
+func queue(ctx context.Context, in <-chan json.RawMessage, out chan<- json.RawMessage) {
+	var queued []json.RawMessage
 	for {
-		in.mu.Lock()
-		if len(in.queue) == 0 {
-			in.mu.Unlock()
-			select {
-			case <-in.signal:
-				continue
-			case <-ctx.Done():
-				return
-			}
+		var send chan<- json.RawMessage // nil, which never sends, while none is queued
+		var next json.RawMessage
+		if len(queued) > 0 {
+			send, next = out, queued[0]
 		}
-		msg := in.queue[0]
-		in.queue[0] = nil
-		in.queue = in.queue[1:]
-		in.mu.Unlock()
 		select {
-		case in.ch <- msg:
+		case msg := <-in:
+			queued = append(queued, msg)
+		case send <- next:
+			queued[0] = nil
+			queued = queued[1:]
 		case <-ctx.Done():
 			return
 		}
