@@ -407,14 +407,14 @@ func RedactMiddleware(current func() *Redactor) Middleware {
 
 // secretWords are the parts of a name (of a header, query parameter or
 // environment variable) that say its value is a credential.
-var secretWords = []string{"auth", "token", "key", "secret", "session", "cookie", "password", "passwd", "credential", "signature"}
+var secretWords = []string{"auth", "token", "key", "secret", "session", "cookie", "passw", "credential", "signature"}
 
 // SecretName reports whether a header, query parameter or environment
 // variable of this name carries a credential: whether the name contains,
-// in any case, one of auth, token, key, secret, session, cookie, password,
-// passwd, credential or signature ("Authorization", "X-Api-Key",
-// "access_token", "GITHUB_TOKEN"). Bridges use it so that they agree on
-// which values they redact.
+// in any case, one of auth, token, key, secret, session, cookie, passw
+// (password, passwd, passwort), credential or signature ("Authorization",
+// "X-Api-Key", "access_token", "GITHUB_TOKEN"). Bridges use it so that they
+// agree on which values they redact.
 func SecretName(name string) bool {
 	n := strings.ToLower(name)
 	return slices.ContainsFunc(secretWords, func(w string) bool { return strings.Contains(n, w) })

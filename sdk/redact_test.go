@@ -239,7 +239,7 @@ func TestSecretName(t *testing.T) {
 	for name, want := range map[string]bool{
 		"Authorization": true, "X-Api-Key": true, "access_token": true, "GITHUB_TOKEN": true,
 		"client_secret": true, "Cookie": true, "X-Session-Id": true, "DB_PASSWORD": true,
-		"passwd": true, "AWS_CREDENTIALS": true, "X-Signature": true,
+		"passwd": true, "X-Passwort": true, "AWS_CREDENTIALS": true, "X-Signature": true,
 		"Content-Type": false, "X-Region": false, "PATH": false, "HOME": false, "page": false,
 	} {
 		if got := sdk.SecretName(name); got != want {
