@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -87,7 +88,8 @@ func New(opts Options) (*Server, error) {
 		Draining:      s.Draining,
 		SandboxMemory: s.sandboxMemory,
 	})
-	s.pool = newPool(o.Settings.PoolSize, func(ctx context.Context) (*box, error) { return s.boot(ctx, true) }, s.prime, s.log.Named("pool"))
+	s.pool = &pool{size: o.Settings.PoolSize, prime: s.prime, log: s.log.Named("pool"),
+		boot: func(ctx context.Context) (*box, error) { return s.boot(ctx, true) }}
 	s.http = mcp.NewStreamableHTTPHandler(s.serverFor, &mcp.StreamableHTTPOptions{
 		Logger:              newSlog(s.log.Named("http")),
 		SessionTimeout:      o.Settings.IdleTimeout,
@@ -361,10 +363,7 @@ func serve(ctx context.Context, sess *session, t mcp.Transport) error {
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true
-	sessions := make([]*session, 0, len(s.sessions))
-	for sess := range s.sessions {
-		sessions = append(sessions, sess)
-	}
+	sessions := slices.Collect(maps.Keys(s.sessions))
 	s.mu.Unlock()
 	// Each sandbox takes a moment to stop: stop them all at once.
 	var wg sync.WaitGroup
