@@ -122,7 +122,7 @@ func (s *Server) boot(ctx context.Context, perSession bool) (*box, error) {
 		b.dir = filepath.Join(cfg.OutputDir, sessionDirPrefix+rand.Text()[:12])
 		cfg.OutputDir = b.dir
 	}
-	var serveSpan int64
+	var serveBase, serveSpan int64
 	if perSession && cfg.Serve != nil {
 		// Each session's sandbox serves its app on a port of its own (its
 		// own origin, so that one session's pages cannot reach another's):
@@ -133,13 +133,12 @@ func (s *Server) boot(ctx context.Context, perSession bool) (*box, error) {
 		sc := *cfg.Serve
 		serveSpan = int64(max(100, s.opts.Settings.MaxSessions+s.opts.Settings.PoolSize+1))
 		sc.PortTries = int(serveSpan)
-		if h, p, err := net.SplitHostPort(sc.Addr); err == nil && p != "0" {
-			if base, err := strconv.Atoi(p); err == nil {
-				s.servePort.CompareAndSwap(0, int64(base))
-				sc.Addr = net.JoinHostPort(h, strconv.FormatInt(s.servePort.Load(), 10))
-			}
+		h, p, err := net.SplitHostPort(sc.Addr)
+		if serveBase, _ = strconv.ParseInt(p, 10, 64); serveBase != 0 { // 0: any free port
+			s.servePort.CompareAndSwap(0, serveBase)
+			sc.Addr = net.JoinHostPort(h, strconv.FormatInt(s.servePort.Load(), 10))
 		}
-		if h, _, err := net.SplitHostPort(sc.Addr); err == nil && !hostserve.IsLoopback(h) {
+		if err == nil && !hostserve.IsLoopback(h) {
 			// Beyond loopback, each session's app has a token of its own,
 			// in the app link its client gets (box.app): the configured
 			// token would open every session's app.
@@ -156,8 +155,8 @@ func (s *Server) boot(ctx context.Context, perSession bool) (*box, error) {
 	if b.serveToken != "" {
 		b.app = sb.ServeURL() + "/?token=" + url.QueryEscape(b.serveToken)
 	}
-	if serveSpan > 0 && s.servePort.Load() != 0 {
-		s.advanceServePort(sb.ServeURL(), serveSpan)
+	if serveBase != 0 {
+		s.advanceServePort(sb.ServeURL(), serveBase, serveSpan)
 	}
 	return b, nil
 }
@@ -192,18 +191,13 @@ func audited(cfg host.Config) bool {
 }
 
 // advanceServePort makes the port after the one of url (a sandbox's
-// app) the next to try, back to the configured one past span ports.
-func (s *Server) advanceServePort(url string, span int64) {
-	_, p, err := net.SplitHostPort(strings.TrimPrefix(url, "http://"))
-	if err != nil {
-		return
-	}
+// app) the next to try, back to the configured one, base, past span ports.
+func (s *Server) advanceServePort(url string, base, span int64) {
+	_, p, _ := net.SplitHostPort(strings.TrimPrefix(url, "http://"))
 	got, err := strconv.ParseInt(p, 10, 64)
 	if err != nil {
 		return
 	}
-	_, bp, _ := net.SplitHostPort(s.opts.Config.Serve.Addr)
-	base, _ := strconv.ParseInt(bp, 10, 64)
 	next := got + 1
 	if next >= base+span || next > 65535 {
 		next = base
