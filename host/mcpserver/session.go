@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -21,7 +22,6 @@ import (
 // Method names the session intercepts.
 const (
 	methodInitialize = "initialize"
-	methodDiscover   = "server/discover"
 	methodListTools  = "tools/list"
 )
 
@@ -104,64 +104,48 @@ func newSession(o *Options, log hclog.Logger, acquire func(context.Context, *mcp
 // carries their signatures.
 func (s *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		switch method {
-		case methodInitialize:
+		// With listStarts the description lists the sandbox's tools: a
+		// client that lists them first (the sessionless protocol needs no
+		// initialize or discover) waits for the start it would otherwise
+		// wait for in its first execute_code.
+		if method == methodInitialize || method == methodListTools && s.listStarts {
 			if _, err := s.sandbox(ctx, req); err != nil {
 				return nil, refusal(err)
 			}
-			res, err := next(ctx, method, req)
-			if r, ok := res.(*mcp.InitializeResult); ok && err == nil {
-				r.Instructions = s.prompt()
-			}
+		}
+		res, err := next(ctx, method, req)
+		if err != nil {
 			return res, err
-		case methodDiscover:
-			res, err := next(ctx, method, req)
-			r, ok := res.(*mcp.DiscoverResult)
-			if err != nil || !ok || !modern(r.SupportedVersions) {
-				// A probe that will fall back to initialize (stateful HTTP).
-				return res, err
-			}
-			if _, err := s.sandbox(ctx, req); err != nil {
-				return nil, refusal(err)
-			}
+		}
+		switch r := res.(type) {
+		case *mcp.InitializeResult:
 			r.Instructions = s.prompt()
-			return r, nil
-		case methodListTools:
-			if s.listStarts {
-				// The description lists the sandbox's tools: a client that
-				// lists them first (the sessionless protocol needs no
-				// initialize or discover) waits for the start it would
-				// otherwise wait for in its first execute_code.
+		case *mcp.DiscoverResult:
+			// Not for a probe that will fall back to initialize (stateful HTTP).
+			if modern(r.SupportedVersions) {
 				if _, err := s.sandbox(ctx, req); err != nil {
 					return nil, refusal(err)
 				}
+				r.Instructions = s.prompt()
 			}
-			res, err := next(ctx, method, req)
-			if r, ok := res.(*mcp.ListToolsResult); ok && err == nil {
-				desc := Description(s.Sandbox())
-				for i, t := range r.Tools {
-					if t.Name == ToolName && t.Description != desc {
-						cp := *t
-						cp.Description = desc
-						r.Tools[i] = &cp
-					}
+		case *mcp.ListToolsResult:
+			desc := Description(s.Sandbox())
+			for i, t := range r.Tools {
+				if t.Name == ToolName && t.Description != desc {
+					cp := *t
+					cp.Description = desc
+					r.Tools[i] = &cp
 				}
 			}
-			return res, err
 		}
-		return next(ctx, method, req)
+		return res, nil
 	}
 }
 
 // modern reports whether a discover answer lets the client use the
 // sessionless protocol (which starts with discover, not initialize).
 func modern(versions []string) bool {
-	for _, v := range versions {
-		if v >= protocolMRTR {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(versions, func(v string) bool { return v >= protocolMRTR })
 }
 
 // logging is the logging capability: announced when printed lines are
@@ -182,12 +166,10 @@ func refusal(err error) error {
 }
 
 func (s *session) prompt() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.box == nil {
-		return ""
+	if sb := s.Sandbox(); sb != nil {
+		return sb.GuideWithoutSignatures() // the signatures are in the tool's description
 	}
-	return s.box.sb.GuideWithoutSignatures() // the signatures are in the tool's description
+	return ""
 }
 
 // sandbox returns the session's sandbox, starting it on first use.
