@@ -57,7 +57,8 @@ type session struct {
 	suspended map[string]*suspension // by request state (multi round trip)
 	files     map[string]bool        // paths announced as resources
 	ended     bool
-	warned    bool // logged that the client cannot elicit
+
+	warnNoElicit sync.Once // logs that the client cannot elicit
 }
 
 func newSession(o *Options, log hclog.Logger, acquire func(context.Context, *mcp.ServerSession) (*box, error), release func(*box)) *session {
@@ -404,13 +405,7 @@ func (s *session) await(ctx context.Context, req *mcp.CallToolRequest, ex *execu
 func (s *session) elicit(ctx context.Context, ss *mcp.ServerSession, a *ask) (*mcp.ElicitResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go func() {
-		select {
-		case <-a.gone:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	defer context.AfterFunc(a.gone, cancel)()
 	return ss.Elicit(ctx, a.params)
 }
 
