@@ -237,7 +237,7 @@ func (s *Server) admit(sess *session) error {
 	}
 	if s.draining {
 		s.opts.Metrics.SessionRefused(metrics.RefusedDraining)
-		return fmt.Errorf("parselbox: %w (it is shutting down): start the session again, on another host", ErrDraining)
+		return errRefusedDraining
 	}
 	if max := s.opts.Settings.MaxSessions; max > 0 && len(s.sessions) >= max {
 		s.opts.Metrics.SessionRefused(metrics.RefusedLimit)
@@ -310,11 +310,7 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 // apply. (Approvals need the
 // sandbox's hooks: use a Server with Options.Elicit for them.)
 func ServeMCP(ctx context.Context, sb *host.Sandbox, t mcp.Transport, opts *Options) error {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	o = o.resolved()
+	o := opts.resolved()
 	if o.Config.RuntimeDir == "" {
 		o.Config.RuntimeDir = sb.RuntimeDir() // the renderer's assets are there
 	}

@@ -53,12 +53,7 @@ type Tool struct {
 // shapes it (opts may be nil: the settings MaxOutputTokens, MaxResultMB
 // and NoUI apply).
 func NewTool(sb *host.Sandbox, opts *Options) *Tool {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	o = o.resolved()
-	sh := newShaper(o.Settings)
+	sh := newShaper(opts.resolved().Settings)
 	return &Tool{
 		Name:        ToolName,
 		Description: Description(sb),
