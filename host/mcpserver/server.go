@@ -332,13 +332,8 @@ func serve(ctx context.Context, sess *session, t mcp.Transport) error {
 	if err != nil {
 		return fmt.Errorf("connecting: %w", err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- ss.Wait() }()
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		ss.Close()
-		<-done
+	defer context.AfterFunc(ctx, func() { ss.Close() })()
+	if err = ss.Wait(); ctx.Err() != nil {
 		return ctx.Err()
 	}
 	// The client hung up: the normal end of a session.

@@ -262,7 +262,7 @@ type execution struct {
 // start runs code in the sandbox when the previous execution is over.
 func (s *session) start(live context.Context, b *box, code string, canElicit bool) *execution {
 	ctx, cancel := context.WithCancel(s.ctx)
-	ctx = carryLive(ctx, live)
+	ctx = valuesFrom{Context: ctx, values: live}
 	ex := &execution{canElicit: canElicit, asks: make(chan *ask), done: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(ex.done)

@@ -82,9 +82,8 @@ func parseCode(arguments json.RawMessage) (string, error) {
 	if err := json.Unmarshal(arguments, &args); err != nil {
 		return "", fmt.Errorf("%w: %v", errNoCode, err)
 	}
-	raw, ok := args["code"]
 	var code *string
-	if ok {
+	if raw, ok := args["code"]; ok {
 		if err := json.Unmarshal(raw, &code); err != nil {
 			return "", fmt.Errorf("%w: %v", errNoCode, err)
 		}
