@@ -50,8 +50,8 @@ func (a *approver) PreToolCall(ctx context.Context, call *host.ToolCall) error {
 type ask struct {
 	call   *host.ToolCall
 	params *mcp.ElicitParams
-	reply  chan error    // buffered: the first answer wins
-	gone   chan struct{} // closed when the call stops waiting
+	reply  chan error      // buffered: the first answer wins
+	gone   context.Context // done when the call stops waiting
 	once   sync.Once
 }
 
@@ -87,17 +87,14 @@ func (s *session) approve(ctx context.Context, call *host.ToolCall) error {
 		return denial(fmt.Sprintf("Denied: %s was called outside of an execute_code call, so the user cannot be asked to approve it", call.Path))
 	}
 	if !ex.canElicit {
-		s.mu.Lock()
-		warn := !s.warned
-		s.warned = true
-		s.mu.Unlock()
-		if warn {
+		s.warnNoElicit.Do(func() {
 			s.log.Warn("the MCP client cannot answer elicitations: tool calls run without approval (--elicit has no effect)")
-		}
+		})
 		return nil
 	}
-	a := &ask{call: call, params: elicitParams(call), reply: make(chan error, 1), gone: make(chan struct{})}
-	defer close(a.gone)
+	gone, stop := context.WithCancel(ctx)
+	defer stop()
+	a := &ask{call: call, params: elicitParams(call), reply: make(chan error, 1), gone: gone}
 	select {
 	case ex.asks <- a:
 	case <-ex.done:
@@ -186,10 +183,7 @@ func (s *session) resume(ctx context.Context, req *mcp.CallToolRequest, state st
 		return toolResult(failure("this approval is no longer awaited (it timed out, or a newer call replaced it); " +
 			"run the code again")), nil
 	}
-	var res *mcp.ElicitResult
-	if r, ok := req.Params.InputResponses[approvalKey].(*mcp.ElicitResult); ok {
-		res = r
-	}
+	res, _ := req.Params.InputResponses[approvalKey].(*mcp.ElicitResult)
 	sp.ask.answer(decide(sp.ask.call.Path, res))
 	return s.await(ctx, req, sp.ex, func() {})
 }

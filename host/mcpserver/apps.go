@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -52,7 +53,7 @@ func (s *session) addRenderer(r *ui.Renderer) {
 		if sb := s.Sandbox(); sb != nil && len(sb.ServeOrigins()) > 0 {
 			// Views call the app this session's sandbox serves.
 			csp := r.CSP
-			csp.ConnectDomains = append(append([]string(nil), csp.ConnectDomains...), sb.ServeOrigins()...)
+			csp.ConnectDomains = slices.Concat(csp.ConnectDomains, sb.ServeOrigins())
 			meta = map[string]any{"ui": map[string]any{"csp": csp}}
 		}
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{

@@ -1,6 +1,9 @@
 package mcpserver
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 var (
 	// ErrClosed is returned by a Server that was closed.
@@ -12,6 +15,10 @@ var (
 	// ErrNeedToken refuses to serve HTTP beyond loopback without a token.
 	ErrNeedToken = errors.New("serving beyond loopback needs an auth token")
 )
+
+// errRefusedDraining is ErrDraining as a client that would open a session
+// gets it.
+var errRefusedDraining = fmt.Errorf("parselbox: %w (it is shutting down): start the session again, on another host", ErrDraining)
 
 // denial is a refused tool call; Python sees its text in a PermissionError.
 type denial string

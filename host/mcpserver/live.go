@@ -94,13 +94,9 @@ func (l *live) stop() {
 	<-l.done
 }
 
-// carryLive returns ctx (its deadline, its cancellation) with the values of
-// live, which it does not have itself: an execution that outlives its
+// valuesFrom is Context (its deadline, its cancellation) with the values
+// of values, which it does not have itself: an execution that outlives its
 // request reports as the request asked.
-func carryLive(ctx, live context.Context) context.Context {
-	return valuesFrom{Context: ctx, values: live}
-}
-
 type valuesFrom struct {
 	context.Context
 	values context.Context

@@ -61,15 +61,10 @@ func mimeType(p string) string {
 // isText reports whether a MIME type is text, which resources return as
 // text rather than as a base64 blob.
 func isText(t string) bool {
-	switch {
-	case strings.HasPrefix(t, "text/"),
-		strings.HasSuffix(t, "+json"), strings.HasSuffix(t, "+xml"):
-		return true
-	}
 	switch t {
 	case "application/json", "application/jsonl", "application/xml", "application/yaml",
 		"application/toml", "application/sql", "application/javascript":
 		return true
 	}
-	return false
+	return strings.HasPrefix(t, "text/") || strings.HasSuffix(t, "+json") || strings.HasSuffix(t, "+xml")
 }

@@ -101,20 +101,14 @@ func (s *Server) SandboxPIDs() []int {
 
 // residentBytes is a process's VmRSS, 0 if it cannot be read.
 func residentBytes(pid int) int64 {
-	if pid <= 0 {
-		return 0
-	}
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		return 0
 	}
 	for line := range strings.SplitSeq(string(b), "\n") {
 		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			f := strings.Fields(rest)
-			if len(f) > 0 {
-				kb, _ := strconv.ParseInt(f[0], 10, 64)
-				return kb << 10
-			}
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(rest, "kB")), 10, 64)
+			return kb << 10
 		}
 	}
 	return 0
@@ -148,6 +142,5 @@ func (s *Server) handleOps(mux *http.ServeMux) {
 // server drains: 503, so that a load balancer may retry it on another host.
 func refuseDraining(w http.ResponseWriter) {
 	w.Header().Set("Retry-After", "1")
-	http.Error(w, "Service Unavailable: parselbox: "+ErrDraining.Error()+
-		" (it is shutting down): start the session again, on another host", http.StatusServiceUnavailable)
+	http.Error(w, "Service Unavailable: "+errRefusedDraining.Error(), http.StatusServiceUnavailable)
 }

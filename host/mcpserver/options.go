@@ -200,8 +200,13 @@ type Options struct {
 	Metrics *metrics.Metrics
 }
 
-// resolved returns o with its defaults filled in and the token trimmed.
-func (o Options) resolved() Options {
+// resolved returns a copy of o (of the zero Options when o is nil) with
+// its defaults filled in and the token trimmed.
+func (opts *Options) resolved() Options {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}

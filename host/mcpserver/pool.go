@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"os"
+	"slices"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -51,10 +52,6 @@ type pool struct {
 	wg      sync.WaitGroup // boots in progress
 }
 
-func newPool(size int, boot func(context.Context) (*box, error), prime func(context.Context, *box) error, log hclog.Logger) *pool {
-	return &pool{size: size, boot: boot, prime: prime, log: log}
-}
-
 // bootAhead boots and primes a sandbox for a session to come.
 func (p *pool) bootAhead(ctx context.Context) (*box, error) {
 	b, err := p.boot(ctx)
@@ -99,41 +96,37 @@ func (p *pool) get(ctx context.Context) (*box, error) {
 		p.mu.Unlock()
 		return b, nil
 	}
+	var ch chan *box
 	if p.booting > len(p.waiters) {
 		// A boot is under way and nobody else waits for it: wait.
-		ch := make(chan *box, 1)
+		ch = make(chan *box, 1)
 		p.waiters = append(p.waiters, ch)
-		p.refillLocked()
-		p.mu.Unlock()
-		select {
-		case b := <-ch:
-			if b != nil {
-				return b, nil
-			}
-			// That boot failed: try ours below.
-		case <-ctx.Done():
-			p.mu.Lock()
-			withdrawn := false
-			for i, w := range p.waiters {
-				if w == ch {
-					p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
-					withdrawn = true
-					break
-				}
-			}
-			p.mu.Unlock()
-			if !withdrawn { // served meanwhile (under p.mu): keep what came
-				if b := <-ch; b != nil {
-					p.put(b)
-				}
-			}
-			return nil, ctx.Err()
-		}
-	} else {
-		p.refillLocked()
-		p.mu.Unlock()
 	}
-	return p.boot(ctx)
+	p.refillLocked()
+	p.mu.Unlock()
+	if ch == nil {
+		return p.boot(ctx)
+	}
+	select {
+	case b := <-ch:
+		if b != nil {
+			return b, nil
+		}
+		return p.boot(ctx) // that boot failed: boot our own
+	case <-ctx.Done():
+		p.mu.Lock()
+		i := slices.Index(p.waiters, ch)
+		if i >= 0 {
+			p.waiters = slices.Delete(p.waiters, i, i+1)
+		}
+		p.mu.Unlock()
+		if i < 0 { // served meanwhile (under p.mu): keep what came
+			if b := <-ch; b != nil {
+				p.put(b)
+			}
+		}
+		return nil, ctx.Err()
+	}
 }
 
 // put hands a booted sandbox to a waiter, or keeps it. A sandbox that

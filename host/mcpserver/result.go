@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"unicode/utf8"
 
@@ -65,67 +64,43 @@ func (r *Response) IsError() bool { return r.Error != "" }
 
 // MarshalJSON writes the keys in a fixed order: result or error, then note,
 // files, app and view.
-func (r *Response) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	r.write(&b)
-	return b.Bytes(), nil
-}
+func (r *Response) MarshalJSON() ([]byte, error) { return []byte(r.text()), nil }
 
 // text is the JSON of r as a string, written once (no []byte to copy).
 func (r *Response) text() string {
 	var b strings.Builder
 	b.Grow(len(r.Result) + len(r.Error) + 96)
-	r.write(&b)
-	return b.String()
-}
-
-// write writes the JSON of r to b.
-func (r *Response) write(b interface {
-	io.Writer
-	io.ByteWriter
-}) {
 	b.WriteByte('{')
-	first := true
-	field := func(key string, v any) {
-		if !first {
+	field := func(key string, val []byte) {
+		if b.Len() > 1 {
 			b.WriteByte(',')
 		}
-		first = false
-		k, _ := json.Marshal(key)
-		b.Write(k)
-		b.WriteByte(':')
-		var val []byte
-		if raw, ok := v.(json.RawMessage); ok {
-			val = raw
-		} else {
-			val = marshal(v)
-		}
+		b.WriteString(`"` + key + `":`)
 		b.Write(val)
 	}
 	if r.Error != "" {
-		field("error", r.Error)
+		field("error", marshal(r.Error))
+	} else if len(r.Result) == 0 {
+		field("result", []byte("null"))
 	} else {
-		res := r.Result
-		if len(res) == 0 {
-			res = json.RawMessage("null")
-		}
-		field("result", res)
+		field("result", r.Result)
 	}
 	if r.Note != "" {
-		field("note", r.Note)
+		field("note", marshal(r.Note))
 	}
 	if len(r.Files) > 0 {
-		field("files", r.Files)
+		field("files", marshal(r.Files))
 	}
 	if r.App != "" && r.Error == "" {
-		field("app", r.App)
+		field("app", marshal(r.App))
 	}
 	if r.View != "" && r.Error == "" {
 		// The HTML goes to the UI (toolResult puts it in _meta), not to
 		// the model.
-		field("view", fmt.Sprintf(viewShown, len(r.View)))
+		field("view", marshal(fmt.Sprintf(viewShown, len(r.View))))
 	}
 	b.WriteByte('}')
+	return b.String()
 }
 
 // marshal encodes v without escaping HTML, so that code and views stay

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -87,7 +88,8 @@ func New(opts Options) (*Server, error) {
 		Draining:      s.Draining,
 		SandboxMemory: s.sandboxMemory,
 	})
-	s.pool = newPool(o.Settings.PoolSize, func(ctx context.Context) (*box, error) { return s.boot(ctx, true) }, s.prime, s.log.Named("pool"))
+	s.pool = &pool{size: o.Settings.PoolSize, prime: s.prime, log: s.log.Named("pool"),
+		boot: func(ctx context.Context) (*box, error) { return s.boot(ctx, true) }}
 	s.http = mcp.NewStreamableHTTPHandler(s.serverFor, &mcp.StreamableHTTPOptions{
 		Logger:              newSlog(s.log.Named("http")),
 		SessionTimeout:      o.Settings.IdleTimeout,
@@ -120,7 +122,7 @@ func (s *Server) boot(ctx context.Context, perSession bool) (*box, error) {
 		b.dir = filepath.Join(cfg.OutputDir, sessionDirPrefix+rand.Text()[:12])
 		cfg.OutputDir = b.dir
 	}
-	var serveSpan int64
+	var serveBase, serveSpan int64
 	if perSession && cfg.Serve != nil {
 		// Each session's sandbox serves its app on a port of its own (its
 		// own origin, so that one session's pages cannot reach another's):
@@ -131,13 +133,12 @@ func (s *Server) boot(ctx context.Context, perSession bool) (*box, error) {
 		sc := *cfg.Serve
 		serveSpan = int64(max(100, s.opts.Settings.MaxSessions+s.opts.Settings.PoolSize+1))
 		sc.PortTries = int(serveSpan)
-		if h, p, err := net.SplitHostPort(sc.Addr); err == nil && p != "0" {
-			if base, err := strconv.Atoi(p); err == nil {
-				s.servePort.CompareAndSwap(0, int64(base))
-				sc.Addr = net.JoinHostPort(h, strconv.FormatInt(s.servePort.Load(), 10))
-			}
+		h, p, err := net.SplitHostPort(sc.Addr)
+		if serveBase, _ = strconv.ParseInt(p, 10, 64); serveBase != 0 { // 0: any free port
+			s.servePort.CompareAndSwap(0, serveBase)
+			sc.Addr = net.JoinHostPort(h, strconv.FormatInt(s.servePort.Load(), 10))
 		}
-		if h, _, err := net.SplitHostPort(sc.Addr); err == nil && !hostserve.IsLoopback(h) {
+		if err == nil && !hostserve.IsLoopback(h) {
 			// Beyond loopback, each session's app has a token of its own,
 			// in the app link its client gets (box.app): the configured
 			// token would open every session's app.
@@ -154,8 +155,8 @@ func (s *Server) boot(ctx context.Context, perSession bool) (*box, error) {
 	if b.serveToken != "" {
 		b.app = sb.ServeURL() + "/?token=" + url.QueryEscape(b.serveToken)
 	}
-	if serveSpan > 0 && s.servePort.Load() != 0 {
-		s.advanceServePort(sb.ServeURL(), serveSpan)
+	if serveBase != 0 {
+		s.advanceServePort(sb.ServeURL(), serveBase, serveSpan)
 	}
 	return b, nil
 }
@@ -190,18 +191,13 @@ func audited(cfg host.Config) bool {
 }
 
 // advanceServePort makes the port after the one of url (a sandbox's
-// app) the next to try, back to the configured one past span ports.
-func (s *Server) advanceServePort(url string, span int64) {
-	_, p, err := net.SplitHostPort(strings.TrimPrefix(url, "http://"))
-	if err != nil {
-		return
-	}
+// app) the next to try, back to the configured one, base, past span ports.
+func (s *Server) advanceServePort(url string, base, span int64) {
+	_, p, _ := net.SplitHostPort(strings.TrimPrefix(url, "http://"))
 	got, err := strconv.ParseInt(p, 10, 64)
 	if err != nil {
 		return
 	}
-	_, bp, _ := net.SplitHostPort(s.opts.Config.Serve.Addr)
-	base, _ := strconv.ParseInt(bp, 10, 64)
 	next := got + 1
 	if next >= base+span || next > 65535 {
 		next = base
@@ -241,7 +237,7 @@ func (s *Server) admit(sess *session) error {
 	}
 	if s.draining {
 		s.opts.Metrics.SessionRefused(metrics.RefusedDraining)
-		return fmt.Errorf("parselbox: %w (it is shutting down): start the session again, on another host", ErrDraining)
+		return errRefusedDraining
 	}
 	if max := s.opts.Settings.MaxSessions; max > 0 && len(s.sessions) >= max {
 		s.opts.Metrics.SessionRefused(metrics.RefusedLimit)
@@ -314,11 +310,7 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 // apply. (Approvals need the
 // sandbox's hooks: use a Server with Options.Elicit for them.)
 func ServeMCP(ctx context.Context, sb *host.Sandbox, t mcp.Transport, opts *Options) error {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	o = o.resolved()
+	o := opts.resolved()
 	if o.Config.RuntimeDir == "" {
 		o.Config.RuntimeDir = sb.RuntimeDir() // the renderer's assets are there
 	}
@@ -340,13 +332,8 @@ func serve(ctx context.Context, sess *session, t mcp.Transport) error {
 	if err != nil {
 		return fmt.Errorf("connecting: %w", err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- ss.Wait() }()
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		ss.Close()
-		<-done
+	defer context.AfterFunc(ctx, func() { ss.Close() })()
+	if err = ss.Wait(); ctx.Err() != nil {
 		return ctx.Err()
 	}
 	// The client hung up: the normal end of a session.
@@ -361,10 +348,7 @@ func serve(ctx context.Context, sess *session, t mcp.Transport) error {
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true
-	sessions := make([]*session, 0, len(s.sessions))
-	for sess := range s.sessions {
-		sessions = append(sessions, sess)
-	}
+	sessions := slices.Collect(maps.Keys(s.sessions))
 	s.mu.Unlock()
 	// Each sandbox takes a moment to stop: stop them all at once.
 	var wg sync.WaitGroup

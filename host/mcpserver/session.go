@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -21,7 +22,6 @@ import (
 // Method names the session intercepts.
 const (
 	methodInitialize = "initialize"
-	methodDiscover   = "server/discover"
 	methodListTools  = "tools/list"
 )
 
@@ -57,7 +57,8 @@ type session struct {
 	suspended map[string]*suspension // by request state (multi round trip)
 	files     map[string]bool        // paths announced as resources
 	ended     bool
-	warned    bool // logged that the client cannot elicit
+
+	warnNoElicit sync.Once // logs that the client cannot elicit
 }
 
 func newSession(o *Options, log hclog.Logger, acquire func(context.Context, *mcp.ServerSession) (*box, error), release func(*box)) *session {
@@ -104,64 +105,48 @@ func newSession(o *Options, log hclog.Logger, acquire func(context.Context, *mcp
 // carries their signatures.
 func (s *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		switch method {
-		case methodInitialize:
+		// With listStarts the description lists the sandbox's tools: a
+		// client that lists them first (the sessionless protocol needs no
+		// initialize or discover) waits for the start it would otherwise
+		// wait for in its first execute_code.
+		if method == methodInitialize || method == methodListTools && s.listStarts {
 			if _, err := s.sandbox(ctx, req); err != nil {
 				return nil, refusal(err)
 			}
-			res, err := next(ctx, method, req)
-			if r, ok := res.(*mcp.InitializeResult); ok && err == nil {
-				r.Instructions = s.prompt()
-			}
+		}
+		res, err := next(ctx, method, req)
+		if err != nil {
 			return res, err
-		case methodDiscover:
-			res, err := next(ctx, method, req)
-			r, ok := res.(*mcp.DiscoverResult)
-			if err != nil || !ok || !modern(r.SupportedVersions) {
-				// A probe that will fall back to initialize (stateful HTTP).
-				return res, err
-			}
-			if _, err := s.sandbox(ctx, req); err != nil {
-				return nil, refusal(err)
-			}
+		}
+		switch r := res.(type) {
+		case *mcp.InitializeResult:
 			r.Instructions = s.prompt()
-			return r, nil
-		case methodListTools:
-			if s.listStarts {
-				// The description lists the sandbox's tools: a client that
-				// lists them first (the sessionless protocol needs no
-				// initialize or discover) waits for the start it would
-				// otherwise wait for in its first execute_code.
+		case *mcp.DiscoverResult:
+			// Not for a probe that will fall back to initialize (stateful HTTP).
+			if modern(r.SupportedVersions) {
 				if _, err := s.sandbox(ctx, req); err != nil {
 					return nil, refusal(err)
 				}
+				r.Instructions = s.prompt()
 			}
-			res, err := next(ctx, method, req)
-			if r, ok := res.(*mcp.ListToolsResult); ok && err == nil {
-				desc := Description(s.Sandbox())
-				for i, t := range r.Tools {
-					if t.Name == ToolName && t.Description != desc {
-						cp := *t
-						cp.Description = desc
-						r.Tools[i] = &cp
-					}
+		case *mcp.ListToolsResult:
+			desc := Description(s.Sandbox())
+			for i, t := range r.Tools {
+				if t.Name == ToolName && t.Description != desc {
+					cp := *t
+					cp.Description = desc
+					r.Tools[i] = &cp
 				}
 			}
-			return res, err
 		}
-		return next(ctx, method, req)
+		return res, nil
 	}
 }
 
 // modern reports whether a discover answer lets the client use the
 // sessionless protocol (which starts with discover, not initialize).
 func modern(versions []string) bool {
-	for _, v := range versions {
-		if v >= protocolMRTR {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(versions, func(v string) bool { return v >= protocolMRTR })
 }
 
 // logging is the logging capability: announced when printed lines are
@@ -182,12 +167,10 @@ func refusal(err error) error {
 }
 
 func (s *session) prompt() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.box == nil {
-		return ""
+	if sb := s.Sandbox(); sb != nil {
+		return sb.GuideWithoutSignatures() // the signatures are in the tool's description
 	}
-	return s.box.sb.GuideWithoutSignatures() // the signatures are in the tool's description
+	return ""
 }
 
 // sandbox returns the session's sandbox, starting it on first use.
@@ -279,7 +262,7 @@ type execution struct {
 // start runs code in the sandbox when the previous execution is over.
 func (s *session) start(live context.Context, b *box, code string, canElicit bool) *execution {
 	ctx, cancel := context.WithCancel(s.ctx)
-	ctx = carryLive(ctx, live)
+	ctx = valuesFrom{Context: ctx, values: live}
 	ex := &execution{canElicit: canElicit, asks: make(chan *ask), done: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(ex.done)
@@ -422,13 +405,7 @@ func (s *session) await(ctx context.Context, req *mcp.CallToolRequest, ex *execu
 func (s *session) elicit(ctx context.Context, ss *mcp.ServerSession, a *ask) (*mcp.ElicitResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go func() {
-		select {
-		case <-a.gone:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	defer context.AfterFunc(a.gone, cancel)()
 	return ss.Elicit(ctx, a.params)
 }
 

@@ -53,12 +53,7 @@ type Tool struct {
 // shapes it (opts may be nil: the settings MaxOutputTokens, MaxResultMB
 // and NoUI apply).
 func NewTool(sb *host.Sandbox, opts *Options) *Tool {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	o = o.resolved()
-	sh := newShaper(o.Settings)
+	sh := newShaper(opts.resolved().Settings)
 	return &Tool{
 		Name:        ToolName,
 		Description: Description(sb),
@@ -87,9 +82,8 @@ func parseCode(arguments json.RawMessage) (string, error) {
 	if err := json.Unmarshal(arguments, &args); err != nil {
 		return "", fmt.Errorf("%w: %v", errNoCode, err)
 	}
-	raw, ok := args["code"]
 	var code *string
-	if ok {
+	if raw, ok := args["code"]; ok {
 		if err := json.Unmarshal(raw, &code); err != nil {
 			return "", fmt.Errorf("%w: %v", errNoCode, err)
 		}

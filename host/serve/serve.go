@@ -393,10 +393,7 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request, root *os.Root, p s
 	if flat && name == "." {
 		name = "index.html"
 	}
-	if flat && strings.Contains(name, "/") {
-		name = ""
-	}
-	if name == "" {
+	if name == "" || flat && strings.Contains(name, "/") {
 		errorJSON(w, http.StatusBadRequest, "Invalid path")
 		return
 	}
@@ -440,8 +437,7 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request, root *os.Root, p s
 			errorJSON(w, http.StatusInternalServerError, err.Error())
 			return
 		}
-		page := s.page(string(b))
-		w.Write([]byte(page))
+		io.WriteString(w, s.page(string(b)))
 		return
 	}
 	http.ServeContent(w, r, "", fi.ModTime(), f)
@@ -493,13 +489,11 @@ func (s *Server) dirIndex(w http.ResponseWriter, root *os.Root, dir string) {
 // page is an HTML file as served: window.pbx (same origin), the assets
 // (when the page has none of its own <head> work to keep) and live reload.
 func (s *Server) page(html string) string {
-	page := ui.Render(html, ui.SameOrigin, "")
 	assets := ""
 	if s.o.Assets != nil {
 		assets = `<link rel="stylesheet" href="/_pbx/daisyui.css"><script src="/_pbx/tailwind.js"></script>`
 	}
-	page = strings.Replace(page, ui.AssetsMarker, assets, 1)
-	return page + liveScript
+	return strings.Replace(ui.Render(html, ui.SameOrigin, ""), ui.AssetsMarker, assets, 1) + liveScript
 }
 
 const liveScript = `<script>(function(){var es=new EventSource("/_live");window.pbxLive=es;es.onmessage=function(e){if(e.data==="reload")location.reload()};})();</script>`
@@ -521,15 +515,12 @@ func contentType(name string) string {
 // uploadName is the name an uploaded file gets in /files: its base name,
 // without leading dots; upload_<ms> when nothing is left.
 func uploadName(name string) string {
-	name = strings.ReplaceAll(name, "\\", "/")
-	name = path.Base(name)
-	name = strings.TrimLeft(name, ".")
 	name = strings.Map(func(r rune) rune {
 		if r < 0x20 || r == '/' || r == 0x7f {
 			return -1
 		}
 		return r
-	}, name)
+	}, strings.TrimLeft(path.Base(strings.ReplaceAll(name, "\\", "/")), "."))
 	if name == "" {
 		return fmt.Sprintf("upload_%d", time.Now().UnixMilli())
 	}
@@ -599,17 +590,17 @@ func (s *Server) asset(w http.ResponseWriter, name string) bool {
 	if s.o.Assets == nil {
 		return false
 	}
+	var ctype, body string
 	switch name {
 	case "/_pbx/tailwind.js":
-		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
-		w.Header().Set("Cache-Control", "max-age=3600")
-		w.Write([]byte(s.o.Assets.Tailwind))
+		ctype, body = "text/javascript; charset=utf-8", s.o.Assets.Tailwind
 	case "/_pbx/daisyui.css":
-		w.Header().Set("Content-Type", "text/css; charset=utf-8")
-		w.Header().Set("Cache-Control", "max-age=3600")
-		w.Write([]byte(s.o.Assets.DaisyUI))
+		ctype, body = "text/css; charset=utf-8", s.o.Assets.DaisyUI
 	default:
 		return false
 	}
+	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Cache-Control", "max-age=3600")
+	io.WriteString(w, body)
 	return true
 }

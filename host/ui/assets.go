@@ -1,8 +1,6 @@
 package ui
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -30,23 +28,16 @@ type Assets struct {
 // Load reads the assets from the runtime directory dir; the error names the
 // missing file and what to run.
 func Load(dir string) (*Assets, error) {
-	read := func(rel string) (string, error) {
-		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
-		if err != nil {
-			return "", fmt.Errorf("display() assets: %w (run `make runtime` to install the pinned runtime)", err)
-		}
-		return string(b), nil
-	}
 	var a Assets
-	var err error
-	if a.Tailwind, err = read(TailwindPath); err != nil {
-		return nil, err
-	}
-	if a.DaisyUI, err = read(DaisyUIPath); err != nil {
-		return nil, err
-	}
-	if a.ExtApps, err = read(ExtAppsPath); err != nil {
-		return nil, err
+	for _, f := range []struct {
+		rel string
+		dst *string
+	}{{TailwindPath, &a.Tailwind}, {DaisyUIPath, &a.DaisyUI}, {ExtAppsPath, &a.ExtApps}} {
+		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.rel)))
+		if err != nil {
+			return nil, fmt.Errorf("display() assets: %w (run `make runtime` to install the pinned runtime)", err)
+		}
+		*f.dst = string(b)
 	}
 	m := reAppExport.FindStringSubmatch(a.ExtApps)
 	if m == nil {
@@ -74,9 +65,4 @@ func (a *Assets) Standalone(view string) string {
 // safeScript keeps a script's text from ending its <script> element early.
 func safeScript(js string) string {
 	return strings.ReplaceAll(js, "</script", `<\/script`)
-}
-
-func shortHash(s string) string {
-	h := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(h[:4])
 }

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 )
@@ -63,7 +65,8 @@ func (a *Assets) Renderer(csp CSP) *Renderer {
 	b.WriteString(strings.NewReplacer("__MARKER__", string(marker), "__KEY__", string(key)).Replace(rendererJS))
 	b.WriteString("</script></body></html>")
 	html := b.String()
-	return &Renderer{URI: "ui://parselbox/renderer-" + shortHash(html) + ".html", HTML: html, CSP: csp}
+	h := sha256.Sum256([]byte(html))
+	return &Renderer{URI: "ui://parselbox/renderer-" + hex.EncodeToString(h[:4]) + ".html", HTML: html, CSP: csp}
 }
 
 const rendererHead = `<!DOCTYPE html>
