@@ -46,15 +46,14 @@ func (w *walker) value(v any, t reflect.Type, tag reflect.StructTag, key string,
 		return w.value(v, t.Elem(), tag, key, raw)
 	}
 	o := w.origin(raw)
+	w.set[key] = o
 	if tag.Get("file") == "object" { // a bridge's own config: any JSON object
 		if _, ok := v.(map[string]any); ok {
 			return w.json(v, key, raw)
 		}
-		w.set[key] = o
 		w.errorf(o, key, "must be an object, got %s", describeValue(v))
 		return nil, false
 	}
-	w.set[key] = o
 	w.duplicates(o, key, raw)
 	bad := func() (any, bool) {
 		want := tag.Get("want")
@@ -72,16 +71,13 @@ func (w *walker) value(v any, t reflect.Type, tag reflect.StructTag, key string,
 		return d, true
 	}
 	switch t.Kind() {
-	case reflect.Struct:
+	case reflect.Struct, reflect.Map:
 		m, ok := v.(map[string]any)
 		if !ok {
 			return bad()
 		}
-		return w.fields(m, t, key, raw), true
-	case reflect.Map:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return bad()
+		if t.Kind() == reflect.Struct {
+			return w.fields(m, t, key, raw), true
 		}
 		out := make(map[string]any, len(m))
 		for _, k := range slices.Sorted(maps.Keys(m)) {
