@@ -93,17 +93,11 @@ func (s *Sandbox) mcpBridges() (map[string]BridgeConfig, error) {
 		all = append(all, mcpServer{name: name, srv: s.cfg.MCPServers[name]})
 	}
 	out := map[string]BridgeConfig{}
-	owners := map[string]mcpServer{}
+	owners := map[string]string{} // namespace → origin of the entry that has it
 	for _, m := range all {
 		var v validation
 		ns := MCPNamespace(m.name)
-		if msg := namespaceProblem(ns); msg != "" {
-			v.bad(m.key(), "%s", msg)
-		} else if prev, dup := owners[ns]; dup {
-			v.bad(m.key(), "the namespace %q is also that of %s", ns, prev.origin())
-		} else if _, dup := s.cfg.Bridges[ns]; dup {
-			v.bad(m.key(), "the namespace %q is also a bridge", ns)
-		}
+		v.namespace(m.key(), ns, owners[ns], s.cfg.Bridges)
 		m.srv.Type = m.srv.check(m.key(), &v)
 		if err := v.err(); err != nil {
 			return nil, m.problem(err)
@@ -119,7 +113,7 @@ func (s *Sandbox) mcpBridges() (map[string]BridgeConfig, error) {
 			}
 			config["home"] = home
 		}
-		owners[ns] = m
+		owners[ns] = m.origin()
 		out[ns] = BridgeConfig{Plugin: MCPPlugin, Config: config, ToolPolicy: m.srv.ToolPolicy}
 	}
 	return out, nil
@@ -344,10 +338,7 @@ func (s *Sandbox) pluginBridges() (all, mcp map[string]BridgeConfig, err error) 
 	if mcp, err = s.mcpBridges(); err != nil {
 		return nil, nil, err
 	}
-	if len(mcp) == 0 {
-		return s.cfg.Bridges, mcp, nil
-	}
-	all = make(map[string]BridgeConfig, len(s.cfg.Bridges)+len(mcp))
+	all = map[string]BridgeConfig{}
 	maps.Copy(all, s.cfg.Bridges)
 	maps.Copy(all, mcp)
 	return all, mcp, nil
