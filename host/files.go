@@ -28,6 +28,11 @@ type fsRoot struct {
 	readOnly bool
 }
 
+// holds reports whether the host path p is r's directory or inside it.
+func (r fsRoot) holds(p string) bool {
+	return p == r.dir || strings.HasPrefix(p, r.dir+string(filepath.Separator))
+}
+
 func newFSMap(roots ...fsRoot) (fsMap, error) {
 	m := make(fsMap, 0, len(roots))
 	for _, r := range roots {
@@ -59,7 +64,7 @@ func (m fsMap) resolve(p string) (string, fsRoot, error) {
 		if err != nil {
 			return "", r, err
 		}
-		if real != r.dir && !strings.HasPrefix(real, r.dir+string(filepath.Separator)) {
+		if !r.holds(real) {
 			return "", r, fmt.Errorf("%w: %s", ErrPathNotOnDisk, p)
 		}
 		return real, r, nil
