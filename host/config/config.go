@@ -11,7 +11,6 @@ import (
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/knadh/koanf/providers/confmap"
-	"github.com/knadh/koanf/providers/rawbytes"
 	"github.com/knadh/koanf/v2"
 
 	"github.com/parselbox/parselbox/host"
@@ -121,11 +120,12 @@ func load(filename, dir string, data []byte, layers []Layer) (*File, error) {
 		if err != nil {
 			return nil, err
 		}
-		p := newParser(read)
+		p := &parser{read: read, lines: map[string]int{}, dups: map[string][]dup{}}
 		w := &walker{dups: p.dups, dir: dir, origin: func(raw []string) origin {
 			return origin{file: filename, line: p.lines[rawKey(raw)]}
 		}}
-		if err := k.Load(checked{rawbytes.Provider(bytes.TrimPrefix(data, []byte("\ufeff"))), p, w}, nil); err != nil {
+		parse := func() (map[string]any, error) { return p.Unmarshal(bytes.TrimPrefix(data, []byte("\ufeff"))) }
+		if err := k.Load(checked{parse, w}, nil); err != nil {
 			if errs, ok := errors.AsType[errorList](err); ok {
 				return nil, errs.in(filename).err()
 			}
@@ -141,7 +141,7 @@ func load(filename, dir string, data []byte, layers []Layer) (*File, error) {
 			}
 			return origin{flag: l.Flag(path)}
 		}}
-		if err := k.Load(checked{p: l.Provider(k), w: w}, nil); err != nil {
+		if err := k.Load(checked{l.Provider(k).Read, w}, nil); err != nil {
 			return nil, err
 		}
 		walkers = append(walkers, w)
@@ -183,26 +183,17 @@ func load(filename, dir string, data []byte, layers []Layer) (*File, error) {
 	return f, nil
 }
 
-// checked is a koanf.Provider: the map of another provider (through a
-// parser, for a file), checked and converted by a walker, so that what
-// koanf merges unmarshals into the shape. The walker keeps the problems.
+// checked is a koanf.Provider: the map that read returns (the parsed
+// file, or another provider's), checked and converted by a walker, so that
+// what koanf merges unmarshals into the shape. The walker keeps the
+// problems.
 type checked struct {
-	p  koanf.Provider
-	pa koanf.Parser
-	w  *walker
+	read func() (map[string]any, error)
+	w    *walker
 }
 
 func (c checked) Read() (map[string]any, error) {
-	var m map[string]any
-	var err error
-	if c.pa != nil {
-		var b []byte
-		if b, err = c.p.ReadBytes(); err == nil {
-			m, err = c.pa.Unmarshal(b)
-		}
-	} else {
-		m, err = c.p.Read()
-	}
+	m, err := c.read()
 	if err != nil {
 		return nil, err
 	}
