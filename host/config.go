@@ -341,9 +341,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	if c.Serve != nil {
-		if err := c.Serve.validate(); err != nil {
-			v.errs = append(v.errs, err)
-		}
+		c.Serve.check(&v)
 	}
 	for i, p := range c.Packages {
 		if strings.TrimSpace(p) == "" {
