@@ -181,22 +181,13 @@ func readMCPFile(path string) ([]mcpServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := mcpFileReader{path: path, data: data, dec: json.NewDecoder(bytes.NewReader(data))}
-	servers, err := r.read()
-	if err != nil {
-		return nil, err
-	}
-	for i := range servers {
-		c := servers[i].srv.Command
-		if strings.ContainsRune(c, '/') && !filepath.IsAbs(c) {
-			servers[i].srv.Command = filepath.Join(dir, c)
-		}
-	}
-	return servers, nil
+	r := mcpFileReader{path: path, dir: dir, data: data, dec: json.NewDecoder(bytes.NewReader(data))}
+	return r.read()
 }
 
 type mcpFileReader struct {
 	path string
+	dir  string // the file's, absolute
 	data []byte
 	dec  *json.Decoder
 }
@@ -265,6 +256,9 @@ func (r *mcpFileReader) read() ([]mcpServer, error) {
 			}
 			if e.Disabled {
 				continue
+			}
+			if strings.ContainsRune(e.Command, '/') && !filepath.IsAbs(e.Command) {
+				e.Command = filepath.Join(r.dir, e.Command)
 			}
 			servers = append(servers, mcpServer{
 				name: name, file: r.path, line: line,
