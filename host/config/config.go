@@ -166,7 +166,7 @@ func load(filename, dir string, data []byte, layers []Layer) (*File, error) {
 			}
 		}
 	}
-	errs = append(errs, f.fileForms(errs)...)
+	f.fileForms(&errs)
 	// Validate's problems, but for a value reported already (and left out,
 	// so that what Validate saw is not what was set).
 	for _, err := range []error{f.Config.Validate(), f.Server.Validate()} {
@@ -223,15 +223,13 @@ func bridgeDirs(m map[string]any, dir string) {
 // fileForms applies what 0 means in a file or flag for the keys whose Go
 // zero value is the default: `timeout = 0` turns the limit off (a negative
 // Timeout); `memory = 0` is no size (leave it out for the default).
-func (f *File) fileForms(before errorList) errorList {
-	var errs errorList
+func (f *File) fileForms(errs *errorList) {
 	if _, set := f.sources["timeout"]; set && f.Config.Timeout == 0 {
 		f.Config.Timeout = -1
 	}
-	if o, set := f.sources["memory"]; set && f.Config.Memory == 0 && !reported(before, "memory") {
-		errs = append(errs, o.error("memory", fmt.Sprintf("must be a whole number of MB from 1 to %d (the 32-bit WebAssembly limit), got 0", host.MaxMemoryMB)))
+	if o, set := f.sources["memory"]; set && f.Config.Memory == 0 && !reported(*errs, "memory") {
+		*errs = append(*errs, o.error("memory", fmt.Sprintf("must be a whole number of MB from 1 to %d (the 32-bit WebAssembly limit), got 0", host.MaxMemoryMB)))
 	}
-	return errs
 }
 
 // normalize writes values in their one form: modes, digests and the
