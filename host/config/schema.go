@@ -41,26 +41,9 @@ var durationType = reflect.TypeFor[time.Duration]()
 // ",squash" fields inlined), no others.
 func (g schemaGen) object(t reflect.Type) map[string]any {
 	props := map[string]any{}
-	g.fields(t, props)
-	return map[string]any{"type": "object", "properties": props, "additionalProperties": false}
-}
-
-func (g schemaGen) fields(t reflect.Type, props map[string]any) {
-	for f := range t.Fields() {
-		tag := f.Tag.Get("koanf")
-		if tag == "-" || !f.IsExported() {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if opts == "squash" {
-			g.fields(f.Type, props)
-			continue
-		}
-		if name == "" {
-			continue
-		}
+	for name, f := range structFields(t) {
 		s := g.value(f.Type, f.Tag.Get("file") == "object")
-		desc := g.docs[t.Name()+"."+f.Name]
+		desc := g.docs[f.owner.Name()+"."+f.Name]
 		if want := f.Tag.Get("want"); want != "" {
 			desc = strings.TrimSpace(desc + " Must be " + want + ".")
 		}
@@ -69,6 +52,7 @@ func (g schemaGen) fields(t reflect.Type, props map[string]any) {
 		}
 		props[name] = s
 	}
+	return map[string]any{"type": "object", "properties": props, "additionalProperties": false}
 }
 
 // value is the schema of a value of type t; anyObject: any JSON object.

@@ -135,8 +135,7 @@ func (w *walker) fields(m map[string]any, t reflect.Type, key string, raw []stri
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		f, ok := known[k]
 		if !ok {
-			names := slices.Sorted(maps.Keys(known))
-			hint := suggest(k, names)
+			hint := suggest(k, slices.Sorted(maps.Keys(known)))
 			if key == "" && k == "mcpServers" {
 				// An mcp.json given as the configuration file.
 				hint = " (an mcp.json: name it with mcp = \"FILE\" in the configuration, or pass it with --mcp)"
@@ -154,16 +153,24 @@ func (w *walker) fields(m map[string]any, t reflect.Type, key string, raw []stri
 	return out
 }
 
-// structFields are the fields of t by koanf tag.
-func structFields(t reflect.Type) map[string]reflect.StructField {
-	out := map[string]reflect.StructField{}
+// A structField is a field with the struct type that declares it (an
+// embedded one, for a field of a ",squash" field).
+type structField struct {
+	reflect.StructField
+	owner reflect.Type
+}
+
+// structFields are the fields of t by koanf tag, those of its ",squash"
+// fields included.
+func structFields(t reflect.Type) map[string]structField {
+	out := map[string]structField{}
 	for f := range t.Fields() {
 		name, opts, _ := strings.Cut(f.Tag.Get("koanf"), ",")
 		switch {
 		case opts == "squash":
 			maps.Copy(out, structFields(f.Type))
 		case name != "" && name != "-":
-			out[name] = f
+			out[name] = structField{f, t}
 		}
 	}
 	return out
