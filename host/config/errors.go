@@ -182,12 +182,8 @@ func (f *File) collect(err error, bridge string, out *errorList) {
 // locate places one key error. A host.KeyError's key is the file's;
 // another's, inside a bridge, is a dotted path in that bridge's config.
 func (f *File) locate(ke keyError, bridge string) *Error {
-	msg := strings.TrimPrefix(ke.Error(), ke.ConfigKey()+": ")
-	hk, isHost := ke.(*host.KeyError)
-	if isHost {
-		msg = hk.Message
-	}
-	if isHost || bridge == "" {
+	msg := strings.TrimPrefix(ke.Error(), ke.ConfigKey()+": ") // a host.KeyError's Message
+	if _, isHost := ke.(*host.KeyError); isHost || bridge == "" {
 		return f.sources[ke.ConfigKey()].error(ke.ConfigKey(), msg)
 	}
 	key, inner := bridgeKey(entry("bridge", bridge), ke.ConfigKey())
