@@ -127,7 +127,10 @@ func load(filename, dir string, data []byte, layers []Layer) (*File, error) {
 		parse := func() (map[string]any, error) { return p.Unmarshal(bytes.TrimPrefix(data, []byte("\ufeff"))) }
 		if err := k.Load(checked{parse, w}, nil); err != nil {
 			if errs, ok := errors.AsType[errorList](err); ok {
-				return nil, errs.in(filename).err()
+				for _, e := range errs {
+					e.File = filename
+				}
+				return nil, errs.err()
 			}
 			return nil, fmt.Errorf("%s: %w", filename, err)
 		}

@@ -82,14 +82,6 @@ func (l *errorList) add(line int, key, format string, args ...any) {
 // Error joins the list, so that a parser can return it.
 func (l errorList) Error() string { return l.err().Error() }
 
-// in sets the file name of every error.
-func (l errorList) in(file string) errorList {
-	for _, e := range l {
-		e.File = file
-	}
-	return l
-}
-
 // err sorts the list by line and joins it, or returns nil when it is empty.
 func (l errorList) err() error {
 	slices.SortStableFunc(l, func(a, b *Error) int { return cmp.Compare(a.Line, b.Line) })
