@@ -83,11 +83,10 @@ func (m mcpServer) problem(err error) error {
 func (s *Sandbox) mcpBridges() (map[string]BridgeConfig, error) {
 	var all []mcpServer
 	if s.cfg.MCP != "" {
-		fromFile, err := readMCPFile(s.cfg.MCP)
-		if err != nil {
+		var err error
+		if all, err = readMCPFile(s.cfg.MCP); err != nil {
 			return nil, &ConfigError{err}
 		}
-		all = append(all, fromFile...)
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.cfg.MCPServers)) {
 		all = append(all, mcpServer{name: name, srv: s.cfg.MCPServers[name]})
@@ -293,6 +292,15 @@ func (r *mcpFileReader) delim(want json.Delim, msg string) error {
 	return nil
 }
 
+// entryWant says what the value of an mcp.json entry's key must be, by
+// the kind of its field in mcpFileEntry.
+var entryWant = map[reflect.Kind]string{
+	reflect.String: "a string",
+	reflect.Slice:  "a list of strings",
+	reflect.Map:    "an object of strings",
+	reflect.Bool:   "true or false",
+}
+
 // entryError says which key of an entry has the wrong type.
 func entryError(err error) string {
 	var ute *json.UnmarshalTypeError
@@ -302,18 +310,8 @@ func entryError(err error) string {
 	key, _, _ := strings.Cut(ute.Field, ".")
 	want := ""
 	for f := range reflect.TypeFor[mcpFileEntry]().Fields() {
-		if f.Tag.Get("json") != key {
-			continue
-		}
-		switch f.Type.Kind() {
-		case reflect.Slice:
-			want = "a list of strings"
-		case reflect.Map:
-			want = "an object of strings"
-		case reflect.Bool:
-			want = "true or false"
-		default:
-			want = "a string"
+		if f.Tag.Get("json") == key {
+			want = entryWant[f.Type.Kind()]
 		}
 	}
 	if key == "" || want == "" {
