@@ -57,11 +57,7 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, &ConfigError{err}
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = hclog.NewNullLogger()
-	}
-	s := &Sandbox{cfg: cfg, log: log}
+	s := &Sandbox{cfg: cfg, log: cmp.Or(cfg.Logger, hclog.NewNullLogger())}
 	defer func() {
 		if err != nil {
 			s.cleanup() // undo what was set up before the failure
@@ -97,7 +93,7 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	}
 	s.router = router.New(router.Options{
 		Recorder: recorder,
-		Logger:   log,
+		Logger:   s.log,
 		TaskDir:  filepath.Join(opts.Workspace, ".parselbox", "tasks"),
 		Hooks:    hookList(cfg.Hooks),
 		Guide:    s.Prompt,
