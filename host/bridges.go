@@ -42,10 +42,10 @@ func (s *Sandbox) addBridges(ctx context.Context) error {
 			return configErrorf("%q is both a context value and a bridge", name)
 		}
 		b, err := inproc.New(name, s.cfg.Context[name])
-		if err != nil {
-			return configErrorf("context %q: %w", name, err)
+		if err == nil {
+			err = s.router.Add(ctx, name, "go", b)
 		}
-		if err := s.router.Add(ctx, name, "go", b); err != nil {
+		if err != nil {
 			return configErrorf("context %q: %w", name, err)
 		}
 	}
