@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -105,19 +106,12 @@ func (s *Sandbox) installPackages(ctx context.Context, opts *sandbox.Options) er
 // depend on one, as far as their dependencies are known.
 func compiled(wheels []packages.Wheel) map[string]bool {
 	out := map[string]bool{}
+	isCompiled := func(name string) bool { return out[packages.Normalize(name)] }
 	for changed := true; changed; {
 		changed = false
 		for _, w := range wheels {
-			name := packages.Normalize(w.Name)
-			if out[name] {
-				continue
-			}
-			hit := w.Binary || len(w.Libs) > 0
-			for _, d := range w.Depends {
-				hit = hit || out[packages.Normalize(d)]
-			}
-			if hit {
-				out[name], changed = true, true
+			if !isCompiled(w.Name) && (w.Binary || len(w.Libs) > 0 || slices.ContainsFunc(w.Depends, isCompiled)) {
+				out[packages.Normalize(w.Name)], changed = true, true
 			}
 		}
 	}
