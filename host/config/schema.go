@@ -35,8 +35,6 @@ func JSONSchema(docs map[string]string) ([]byte, error) {
 
 type schemaGen struct{ docs map[string]string }
 
-var durationType = reflect.TypeFor[time.Duration]()
-
 // object is the schema of a struct: its koanf-tagged fields (embedded
 // ",squash" fields inlined), no others.
 func (g schemaGen) object(t reflect.Type) map[string]any {
@@ -58,7 +56,7 @@ func (g schemaGen) object(t reflect.Type) map[string]any {
 // value is the schema of a value of type t; anyObject: any JSON object.
 func (g schemaGen) value(t reflect.Type, anyObject bool) map[string]any {
 	switch {
-	case t == durationType:
+	case t == reflect.TypeFor[time.Duration]():
 		return map[string]any{"type": []string{"number", "string"}}
 	case anyObject:
 		return map[string]any{"type": "object"}

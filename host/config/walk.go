@@ -31,15 +31,11 @@ type walker struct {
 	set    map[string]origin // every key the layer set, even with a bad value
 }
 
-// typeOfAny is the type of a value that holds any JSON (globals, a bridge's
-// config).
-var typeOfAny = reflect.TypeFor[any]()
-
 // value checks v, found at key (raw path raw), against t, and returns it
 // converted for koanf; ok is false when it must be left out. tag is the
 // struct tag of the field holding it, if any.
 func (w *walker) value(v any, t reflect.Type, tag reflect.StructTag, key string, raw []string) (any, bool) {
-	if t == typeOfAny {
+	if t == reflect.TypeFor[any]() { // any JSON: globals, a bridge's config
 		return w.json(v, key, raw)
 	}
 	if t.Kind() == reflect.Pointer { // an optional block: as its struct
