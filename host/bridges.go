@@ -42,10 +42,10 @@ func (s *Sandbox) addBridges(ctx context.Context) error {
 			return configErrorf("%q is both a context value and a bridge", name)
 		}
 		b, err := inproc.New(name, s.cfg.Context[name])
-		if err != nil {
-			return configErrorf("context %q: %w", name, err)
+		if err == nil {
+			err = s.router.Add(ctx, name, "go", b)
 		}
-		if err := s.router.Add(ctx, name, "go", b); err != nil {
+		if err != nil {
 			return configErrorf("context %q: %w", name, err)
 		}
 	}
@@ -136,7 +136,7 @@ func mcpSecrets(entry map[string]any) []string {
 	headers, _ := entry["headers"].(map[string]any)
 	for name, v := range headers {
 		s, ok := v.(string)
-		if !ok || !bridges.SecretEnv(name, s) || plainHeader(name) {
+		if !ok || !bridges.SecretEnv(name, s) || slices.Contains(plainHeaders, strings.ToLower(name)) {
 			continue
 		}
 		out = append(out, s)
@@ -147,14 +147,8 @@ func mcpSecrets(entry map[string]any) []string {
 	return out
 }
 
-// plainHeader reports whether a header is one that holds no credential.
-func plainHeader(name string) bool {
-	switch strings.ToLower(name) {
-	case "accept", "accept-language", "accept-encoding", "content-type", "user-agent", "cache-control":
-		return true
-	}
-	return false
-}
+// plainHeaders are the headers (in lower case) that hold no credential.
+var plainHeaders = []string{"accept", "accept-language", "accept-encoding", "content-type", "user-agent", "cache-control"}
 
 // BridgePid returns the process id of the plugin that serves namespace
 // name, and whether there is one (no in-process bridge has one; a plugin
@@ -274,15 +268,15 @@ const slowAfter = 3 * time.Second
 // waitNoting waits for wg; while it takes longer than every, it tells
 // Config.Notify, every so often, what is still under way (which names).
 func (s *Sandbox) waitNoting(wg *sync.WaitGroup, every time.Duration, what string, waiting func() []string) {
+	if s.cfg.Notify == nil {
+		wg.Wait()
+		return
+	}
 	done := make(chan struct{})
 	go func() {
 		wg.Wait()
 		close(done)
 	}()
-	if s.cfg.Notify == nil {
-		<-done
-		return
-	}
 	start := time.Now()
 	tick := time.NewTicker(every)
 	defer tick.Stop()

@@ -1,8 +1,6 @@
 package host
 
 import (
-	"errors"
-	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -43,7 +41,7 @@ func Check(cfg Config) ([]PluginCheck, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, &ConfigError{err}
 	}
-	if err := errors.Join(checkPaths(cfg)...); err != nil {
+	if err := checkPaths(cfg); err != nil {
 		return nil, &ConfigError{err}
 	}
 	s := &Sandbox{cfg: cfg, log: hclog.NewNullLogger(), dryRun: true}
@@ -53,7 +51,7 @@ func Check(cfg Config) ([]PluginCheck, error) {
 	}
 	m := bridges.NewManager(bridges.Options{PluginDirs: cfg.PluginDirs})
 	var out []PluginCheck
-	var errs []error
+	var v validation
 	for _, name := range slices.Sorted(maps.Keys(all)) {
 		b := all[name]
 		_, isMCP := mcp[name]
@@ -63,17 +61,16 @@ func Check(cfg Config) ([]PluginCheck, error) {
 			c.SHA256, err = bridges.FileSHA256(c.Path)
 		}
 		if err != nil {
-			errs = append(errs, &KeyError{Key: entry("bridge", name), Message: err.Error()})
+			v.bad(entry("bridge", name), "%v", err)
 			continue
 		}
 		if c.Pinned && !strings.EqualFold(c.SHA256, b.SHA256) {
-			errs = append(errs, &KeyError{Key: sub(entry("bridge", name), "sha256"),
-				Message: fmt.Sprintf("%s has sha256 %s, not the pinned %s", c.Path, c.SHA256, b.SHA256)})
+			v.bad(sub(entry("bridge", name), "sha256"), "%s has sha256 %s, not the pinned %s", c.Path, c.SHA256, b.SHA256)
 			continue
 		}
 		out = append(out, c)
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err := v.err(); err != nil {
 		return out, &ConfigError{err}
 	}
 	return out, nil
@@ -81,33 +78,32 @@ func Check(cfg Config) ([]PluginCheck, error) {
 
 // checkPaths checks the host paths of a configuration as New would use
 // them, without creating or writing anything.
-func checkPaths(cfg Config) []error {
-	var errs []error
+func checkPaths(cfg Config) error {
+	var v validation
 	if cfg.OutputDir != "" {
 		if dir, err := filepath.Abs(cfg.OutputDir); err != nil {
-			errs = append(errs, err)
+			v.errs = append(v.errs, err)
 		} else if err := outputDir(dir, false); err != nil {
-			errs = append(errs, &KeyError{Key: "output_dir", Message: err.Error()})
+			v.bad("output_dir", "%v", err)
 		}
 	}
 	for i, f := range cfg.Files {
-		fi, err := os.Stat(f)
-		switch {
+		switch fi, err := os.Stat(f); {
 		case err != nil:
-			errs = append(errs, &KeyError{Key: index("files", i), Message: "input file: " + err.Error()})
+			v.bad(index("files", i), "input file: %v", err)
 		case fi.IsDir():
-			errs = append(errs, &KeyError{Key: index("files", i), Message: fmt.Sprintf("input file: %s is a directory", f)})
+			v.bad(index("files", i), "input file: %s is a directory", f)
 		}
 	}
 	for _, t := range slices.Sorted(maps.Keys(cfg.Mounts)) {
 		if err := mountSource(t, cfg.Mounts[t]); err != nil {
-			errs = append(errs, err)
+			v.errs = append(v.errs, err)
 		}
 	}
 	if cfg.CAFile != "" {
 		if _, err := caFile(cfg.CAFile); err != nil {
-			errs = append(errs, err)
+			v.errs = append(v.errs, err)
 		}
 	}
-	return errs
+	return v.err()
 }

@@ -341,9 +341,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	if c.Serve != nil {
-		if err := c.Serve.validate(); err != nil {
-			v.errs = append(v.errs, err)
-		}
+		c.Serve.check(&v)
 	}
 	for i, p := range c.Packages {
 		if strings.TrimSpace(p) == "" {
@@ -414,17 +412,11 @@ func (c *Config) Validate() error {
 		}
 		c.ContextPolicies[name].check(key, &v)
 	}
-	owner := map[string]string{} // namespace → MCP server name
+	owner := map[string]string{} // namespace → the mcp_server entry that has it
 	for _, name := range slices.Sorted(maps.Keys(c.MCPServers)) {
 		key, ns := entry("mcp_server", name), MCPNamespace(name)
-		if msg := namespaceProblem(ns); msg != "" {
-			v.bad(key, "%s", msg)
-		} else if owner[ns] != "" {
-			v.bad(key, "the namespace %q is also that of mcp_server %q", ns, owner[ns])
-		} else if _, dup := c.Bridges[ns]; dup {
-			v.bad(key, "the namespace %q is also a bridge", ns)
-		} else {
-			owner[ns] = name
+		if v.namespace(key, ns, owner[ns], c.Bridges) {
+			owner[ns] = key
 		}
 		c.MCPServers[name].check(key, &v)
 		c.MCPServers[name].ToolPolicy.check(key, &v)
@@ -484,18 +476,6 @@ func (m MCPServer) check(key string, v *validation) string {
 	return typ
 }
 
-// namespaceProblem says why ns, made from an MCP server's name, cannot be a
-// Python namespace; "" when it can.
-func namespaceProblem(ns string) string {
-	switch {
-	case ns == "" || ns[0] >= '0' && ns[0] <= '9':
-		return fmt.Sprintf("the name must make a Python namespace (its letters, digits and _, not starting with a digit), got %q", ns)
-	case sdk.IsPythonKeyword(ns):
-		return fmt.Sprintf("the namespace %q is a Python keyword", ns)
-	}
-	return ""
-}
-
 // validation collects the problems Validate finds.
 type validation struct{ errs []error }
 
@@ -514,6 +494,26 @@ func (v *validation) identifier(key, name string) {
 	case sdk.IsPythonKeyword(name):
 		v.bad(key, "name must not be a Python keyword")
 	}
+}
+
+// namespace checks ns, the namespace of the MCP server entry at key: it
+// must be a Python name, and neither that of the entry owner (where one
+// has it already) nor that of a bridge. It reports whether ns is fine.
+func (v *validation) namespace(key, ns, owner string, bridges map[string]BridgeConfig) bool {
+	_, bridge := bridges[ns]
+	switch {
+	case ns == "" || ns[0] >= '0' && ns[0] <= '9':
+		v.bad(key, "the name must make a Python namespace (its letters, digits and _, not starting with a digit), got %q", ns)
+	case sdk.IsPythonKeyword(ns):
+		v.bad(key, "the namespace %q is a Python keyword", ns)
+	case owner != "":
+		v.bad(key, "the namespace %q is also that of %s", ns, owner)
+	case bridge:
+		v.bad(key, "the namespace %q is also a bridge", ns)
+	default:
+		return true
+	}
+	return false
 }
 
 // envName checks an environment variable name.

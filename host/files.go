@@ -28,6 +28,11 @@ type fsRoot struct {
 	readOnly bool
 }
 
+// holds reports whether the host path p is r's directory or inside it.
+func (r fsRoot) holds(p string) bool {
+	return p == r.dir || strings.HasPrefix(p, r.dir+string(filepath.Separator))
+}
+
 func newFSMap(roots ...fsRoot) (fsMap, error) {
 	m := make(fsMap, 0, len(roots))
 	for _, r := range roots {
@@ -59,7 +64,7 @@ func (m fsMap) resolve(p string) (string, fsRoot, error) {
 		if err != nil {
 			return "", r, err
 		}
-		if real != r.dir && !strings.HasPrefix(real, r.dir+string(filepath.Separator)) {
+		if !r.holds(real) {
 			return "", r, fmt.Errorf("%w: %s", ErrPathNotOnDisk, p)
 		}
 		return real, r, nil
@@ -76,8 +81,7 @@ func realPath(p string) (string, error) {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return "", err
 	}
-	parent, base := filepath.Split(p)
-	parent = filepath.Clean(parent)
+	parent := filepath.Dir(p)
 	if parent == p {
 		return p, nil
 	}
@@ -85,7 +89,7 @@ func realPath(p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(rp, base), nil
+	return filepath.Join(rp, filepath.Base(p)), nil
 }
 
 // ReadFile reads a file of the sandbox by its sandbox path ("/workspace/out.csv",
@@ -95,14 +99,12 @@ func (s *Sandbox) ReadFile(p string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", p, err)
 	}
-	fi, err := os.Stat(host)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("reading %s: file not found: %w", p, fs.ErrNotExist)
-		}
+	switch fi, err := os.Stat(host); {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("reading %s: file not found: %w", p, fs.ErrNotExist)
+	case err != nil:
 		return nil, fmt.Errorf("reading %s: %w", p, err)
-	}
-	if fi.IsDir() {
+	case fi.IsDir():
 		return nil, fmt.Errorf("reading %s: is a directory", p)
 	}
 	return os.ReadFile(host)

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -74,12 +75,7 @@ func fmtTimeout(d time.Duration) string {
 	return fmt.Sprintf("%gs", d.Seconds())
 }
 
-func (s *Sandbox) memoryMB() int {
-	if s.cfg.Memory > 0 {
-		return s.cfg.Memory
-	}
-	return DefaultMemoryMB
-}
+func (s *Sandbox) memoryMB() int { return cmp.Or(s.cfg.Memory, DefaultMemoryMB) }
 
 const guideIntro = `# Parselbox sandbox guide
 

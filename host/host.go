@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,7 +13,6 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -57,11 +57,7 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, &ConfigError{err}
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = hclog.NewNullLogger()
-	}
-	s := &Sandbox{cfg: cfg, log: log}
+	s := &Sandbox{cfg: cfg, log: cmp.Or(cfg.Logger, hclog.NewNullLogger())}
 	defer func() {
 		if err != nil {
 			s.cleanup() // undo what was set up before the failure
@@ -97,7 +93,7 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	}
 	s.router = router.New(router.Options{
 		Recorder: recorder,
-		Logger:   log,
+		Logger:   s.log,
 		TaskDir:  filepath.Join(opts.Workspace, ".parselbox", "tasks"),
 		Hooks:    hookList(cfg.Hooks),
 		Guide:    s.Prompt,
@@ -131,7 +127,7 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 		Runtime:  rt,
 		CacheDir: cfg.CacheDir,
 		Network:  cfg.Network,
-		MemoryMB: cfg.Memory,
+		MemoryMB: s.memoryMB(),
 		Env:      cfg.Env,
 		Globals:  cfg.Globals,
 		Logger:   s.log,
@@ -143,15 +139,7 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 			return opts, err
 		}
 	}
-	if opts.MemoryMB == 0 {
-		opts.MemoryMB = DefaultMemoryMB
-	}
-	switch {
-	case cfg.Timeout == 0:
-		s.timeout = DefaultTimeout
-	case cfg.Timeout > 0:
-		s.timeout = cfg.Timeout
-	}
+	s.timeout = max(cmp.Or(cfg.Timeout, DefaultTimeout), 0) // negative: no limit
 	// Between executions, a callback may block the sandbox as long as an
 	// execution may run.
 	opts.IdleTimeout = s.timeout
@@ -163,10 +151,7 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 		{cfg.MaxMessageSize, DefaultMaxMessageSizeMB, &opts.MaxMessageBytes},
 		{cfg.MaxResultSize, DefaultMaxResultSizeMB, &opts.MaxResultBytes},
 	} {
-		if l.mb == 0 {
-			l.mb = l.def
-		}
-		*l.bytes = int64(l.mb) << 20 // Validate refused negative values
+		*l.bytes = int64(cmp.Or(l.mb, l.def)) << 20 // Validate refused negative values
 	}
 	opts.AllowNet = cfg.AllowNet
 	if cfg.CAFile != "" {
@@ -205,8 +190,7 @@ func (s *Sandbox) sandboxOptions() (sandbox.Options, error) {
 	}
 	roots := []fsRoot{{prefix: "/workspace", dir: opts.Workspace}, {prefix: "/files", dir: opts.FilesDir}}
 	for _, t := range slices.Sorted(maps.Keys(cfg.Mounts)) {
-		m := cfg.Mounts[t]
-		target := mountTarget(t)
+		m, target := cfg.Mounts[t], path.Join("/mnt", t) // Validate checked t
 		src, err := filepath.Abs(m.Source)
 		if err != nil {
 			return opts, err
@@ -256,10 +240,8 @@ func checkSymlinks(prefix, dir string, roots fsMap) error {
 		if err != nil {
 			return nil // dangling: nothing to read
 		}
-		for _, r := range roots {
-			if target == r.dir || strings.HasPrefix(target, r.dir+string(filepath.Separator)) {
-				return nil
-			}
+		if slices.ContainsFunc(roots, func(r fsRoot) bool { return r.holds(target) }) {
+			return nil
 		}
 		rel, _ := filepath.Rel(dir, p)
 		return configErrorf("%s/%s is a symlink to %s, outside the directories the sandbox may read; "+
@@ -267,10 +249,6 @@ func checkSymlinks(prefix, dir string, roots fsMap) error {
 			prefix, filepath.ToSlash(rel), target)
 	})
 }
-
-// mountTarget turns a mount's target ("data", "data/sub"; Validate
-// checked it) into its sandbox path under /mnt.
-func mountTarget(name string) string { return path.Join("/mnt", name) }
 
 func copyFile(src, dst string) error {
 	in, err := os.Open(src)
@@ -377,12 +355,11 @@ func (s *Sandbox) Interrupt() { s.sb.Interrupt() }
 // Close stops the sandbox and removes its temporary directories (the output
 // directory, if configured, stays).
 func (s *Sandbox) Close() error {
-	var errs []error
+	var err error
 	if s.sb != nil {
-		errs = append(errs, s.sb.Close())
+		err = s.sb.Close()
 	}
-	errs = append(errs, s.cleanup())
-	return errors.Join(errs...)
+	return errors.Join(err, s.cleanup())
 }
 
 // cleanup stops the bridges and removes the temporary directories.

@@ -83,27 +83,20 @@ func (m mcpServer) problem(err error) error {
 func (s *Sandbox) mcpBridges() (map[string]BridgeConfig, error) {
 	var all []mcpServer
 	if s.cfg.MCP != "" {
-		fromFile, err := readMCPFile(s.cfg.MCP)
-		if err != nil {
+		var err error
+		if all, err = readMCPFile(s.cfg.MCP); err != nil {
 			return nil, &ConfigError{err}
 		}
-		all = append(all, fromFile...)
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.cfg.MCPServers)) {
 		all = append(all, mcpServer{name: name, srv: s.cfg.MCPServers[name]})
 	}
 	out := map[string]BridgeConfig{}
-	owners := map[string]mcpServer{}
+	owners := map[string]string{} // namespace → origin of the entry that has it
 	for _, m := range all {
 		var v validation
 		ns := MCPNamespace(m.name)
-		if msg := namespaceProblem(ns); msg != "" {
-			v.bad(m.key(), "%s", msg)
-		} else if prev, dup := owners[ns]; dup {
-			v.bad(m.key(), "the namespace %q is also that of %s", ns, prev.origin())
-		} else if _, dup := s.cfg.Bridges[ns]; dup {
-			v.bad(m.key(), "the namespace %q is also a bridge", ns)
-		}
+		v.namespace(m.key(), ns, owners[ns], s.cfg.Bridges)
 		m.srv.Type = m.srv.check(m.key(), &v)
 		if err := v.err(); err != nil {
 			return nil, m.problem(err)
@@ -119,7 +112,7 @@ func (s *Sandbox) mcpBridges() (map[string]BridgeConfig, error) {
 			}
 			config["home"] = home
 		}
-		owners[ns] = m
+		owners[ns] = m.origin()
 		out[ns] = BridgeConfig{Plugin: MCPPlugin, Config: config, ToolPolicy: m.srv.ToolPolicy}
 	}
 	return out, nil
@@ -187,22 +180,13 @@ func readMCPFile(path string) ([]mcpServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := mcpFileReader{path: path, data: data, dec: json.NewDecoder(bytes.NewReader(data))}
-	servers, err := r.read()
-	if err != nil {
-		return nil, err
-	}
-	for i := range servers {
-		c := servers[i].srv.Command
-		if strings.ContainsRune(c, '/') && !filepath.IsAbs(c) {
-			servers[i].srv.Command = filepath.Join(dir, c)
-		}
-	}
-	return servers, nil
+	r := mcpFileReader{path: path, dir: dir, data: data, dec: json.NewDecoder(bytes.NewReader(data))}
+	return r.read()
 }
 
 type mcpFileReader struct {
 	path string
+	dir  string // the file's, absolute
 	data []byte
 	dec  *json.Decoder
 }
@@ -272,6 +256,9 @@ func (r *mcpFileReader) read() ([]mcpServer, error) {
 			if e.Disabled {
 				continue
 			}
+			if strings.ContainsRune(e.Command, '/') && !filepath.IsAbs(e.Command) {
+				e.Command = filepath.Join(r.dir, e.Command)
+			}
 			servers = append(servers, mcpServer{
 				name: name, file: r.path, line: line,
 				srv: MCPServer{Type: e.Type, Command: e.Command, Args: e.Args, Env: e.Env, URL: e.URL, Headers: e.Headers},
@@ -305,6 +292,15 @@ func (r *mcpFileReader) delim(want json.Delim, msg string) error {
 	return nil
 }
 
+// entryWant says what the value of an mcp.json entry's key must be, by
+// the kind of its field in mcpFileEntry.
+var entryWant = map[reflect.Kind]string{
+	reflect.String: "a string",
+	reflect.Slice:  "a list of strings",
+	reflect.Map:    "an object of strings",
+	reflect.Bool:   "true or false",
+}
+
 // entryError says which key of an entry has the wrong type.
 func entryError(err error) string {
 	var ute *json.UnmarshalTypeError
@@ -314,18 +310,8 @@ func entryError(err error) string {
 	key, _, _ := strings.Cut(ute.Field, ".")
 	want := ""
 	for f := range reflect.TypeFor[mcpFileEntry]().Fields() {
-		if f.Tag.Get("json") != key {
-			continue
-		}
-		switch f.Type.Kind() {
-		case reflect.Slice:
-			want = "a list of strings"
-		case reflect.Map:
-			want = "an object of strings"
-		case reflect.Bool:
-			want = "true or false"
-		default:
-			want = "a string"
+		if f.Tag.Get("json") == key {
+			want = entryWant[f.Type.Kind()]
 		}
 	}
 	if key == "" || want == "" {
@@ -344,10 +330,7 @@ func (s *Sandbox) pluginBridges() (all, mcp map[string]BridgeConfig, err error) 
 	if mcp, err = s.mcpBridges(); err != nil {
 		return nil, nil, err
 	}
-	if len(mcp) == 0 {
-		return s.cfg.Bridges, mcp, nil
-	}
-	all = make(map[string]BridgeConfig, len(s.cfg.Bridges)+len(mcp))
+	all = map[string]BridgeConfig{}
 	maps.Copy(all, s.cfg.Bridges)
 	maps.Copy(all, mcp)
 	return all, mcp, nil

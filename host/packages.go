@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -105,19 +106,12 @@ func (s *Sandbox) installPackages(ctx context.Context, opts *sandbox.Options) er
 // depend on one, as far as their dependencies are known.
 func compiled(wheels []packages.Wheel) map[string]bool {
 	out := map[string]bool{}
+	isCompiled := func(name string) bool { return out[packages.Normalize(name)] }
 	for changed := true; changed; {
 		changed = false
 		for _, w := range wheels {
-			name := packages.Normalize(w.Name)
-			if out[name] {
-				continue
-			}
-			hit := w.Binary || len(w.Libs) > 0
-			for _, d := range w.Depends {
-				hit = hit || out[packages.Normalize(d)]
-			}
-			if hit {
-				out[name], changed = true, true
+			if !isCompiled(w.Name) && (w.Binary || len(w.Libs) > 0 || slices.ContainsFunc(w.Depends, isCompiled)) {
+				out[packages.Normalize(w.Name)], changed = true, true
 			}
 		}
 	}
@@ -262,25 +256,25 @@ type sandboxHandler struct {
 }
 
 func (h sandboxHandler) ServeSandbox(ctx context.Context, method string, params json.RawMessage) (any, error) {
-	if method == "packages.install" {
-		var p struct {
-			Names []string `json:"names"`
-		}
+	switch method {
+	case "packages.install":
+		var p struct{ Names []string } // {"names": [...]}
 		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, &sandbox.RemoteError{Type: sdk.CodeInvalidArgument.Python(), Message: "bad packages.install request: " + err.Error()}
+			return nil, badRequest(method, err)
 		}
 		return h.s.guestPackages(ctx, p.Names)
+	case "npm.install":
+		var p struct{ Package string } // {"package": "..."}
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, badRequest(method, err)
+		}
+		return h.s.runtimeNPM(ctx, p.Package)
 	}
-	if method != "npm.install" {
-		return h.next.ServeSandbox(ctx, method, params)
-	}
-	var p struct {
-		Package string `json:"package"`
-	}
-	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, &sandbox.RemoteError{Type: sdk.CodeInvalidArgument.Python(), Message: "bad npm.install request: " + err.Error()}
-	}
-	return h.s.runtimeNPM(ctx, p.Package)
+	return h.next.ServeSandbox(ctx, method, params)
+}
+
+func badRequest(method string, err error) error {
+	return &sandbox.RemoteError{Type: sdk.CodeInvalidArgument.Python(), Message: "bad " + method + " request: " + err.Error()}
 }
 
 // runtimeNPM installs the npm package require() asked for, if

@@ -1,9 +1,9 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/parselbox/parselbox/host/serve"
 	"github.com/parselbox/parselbox/host/ui"
@@ -32,19 +32,13 @@ type ServeConfig struct {
 	PortTries int `koanf:"-"`
 }
 
-// validate checks the serve block.
-func (c *ServeConfig) validate() error {
-	addr := c.Addr
-	if addr == "" {
-		addr = serve.DefaultAddr
+// check validates the serve block.
+func (c *ServeConfig) check(v *validation) {
+	if err := serve.Validate(cmp.Or(c.Addr, serve.DefaultAddr), c.Token); err != nil {
+		v.bad("serve.addr", "%v", err)
+	} else if c.MaxUploadMB < 0 {
+		v.bad("serve.max_upload_mb", "must be 0 or more, got %d", c.MaxUploadMB)
 	}
-	if err := serve.Validate(addr, c.Token); err != nil {
-		return &KeyError{Key: "serve.addr", Message: err.Error()}
-	}
-	if c.MaxUploadMB < 0 {
-		return &KeyError{Key: "serve.max_upload_mb", Message: fmt.Sprintf("must be 0 or more, got %d", c.MaxUploadMB)}
-	}
-	return nil
 }
 
 // startServe serves the workspace when the configuration asks for it.

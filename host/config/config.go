@@ -11,7 +11,6 @@ import (
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/knadh/koanf/providers/confmap"
-	"github.com/knadh/koanf/providers/rawbytes"
 	"github.com/knadh/koanf/v2"
 
 	"github.com/parselbox/parselbox/host"
@@ -121,13 +120,17 @@ func load(filename, dir string, data []byte, layers []Layer) (*File, error) {
 		if err != nil {
 			return nil, err
 		}
-		p := newParser(read)
+		p := &parser{read: read, lines: map[string]int{}, dups: map[string][]dup{}}
 		w := &walker{dups: p.dups, dir: dir, origin: func(raw []string) origin {
 			return origin{file: filename, line: p.lines[rawKey(raw)]}
 		}}
-		if err := k.Load(checked{rawbytes.Provider(bytes.TrimPrefix(data, []byte("\ufeff"))), p, w}, nil); err != nil {
+		parse := func() (map[string]any, error) { return p.Unmarshal(bytes.TrimPrefix(data, []byte("\ufeff"))) }
+		if err := k.Load(checked{parse, w}, nil); err != nil {
 			if errs, ok := errors.AsType[errorList](err); ok {
-				return nil, errs.in(filename).err()
+				for _, e := range errs {
+					e.File = filename
+				}
+				return nil, errs.err()
 			}
 			return nil, fmt.Errorf("%s: %w", filename, err)
 		}
@@ -141,7 +144,7 @@ func load(filename, dir string, data []byte, layers []Layer) (*File, error) {
 			}
 			return origin{flag: l.Flag(path)}
 		}}
-		if err := k.Load(checked{p: l.Provider(k), w: w}, nil); err != nil {
+		if err := k.Load(checked{l.Provider(k).Read, w}, nil); err != nil {
 			return nil, err
 		}
 		walkers = append(walkers, w)
@@ -166,7 +169,7 @@ func load(filename, dir string, data []byte, layers []Layer) (*File, error) {
 			}
 		}
 	}
-	errs = append(errs, f.fileForms(errs)...)
+	f.fileForms(&errs)
 	// Validate's problems, but for a value reported already (and left out,
 	// so that what Validate saw is not what was set).
 	for _, err := range []error{f.Config.Validate(), f.Server.Validate()} {
@@ -183,26 +186,17 @@ func load(filename, dir string, data []byte, layers []Layer) (*File, error) {
 	return f, nil
 }
 
-// checked is a koanf.Provider: the map of another provider (through a
-// parser, for a file), checked and converted by a walker, so that what
-// koanf merges unmarshals into the shape. The walker keeps the problems.
+// checked is a koanf.Provider: the map that read returns (the parsed
+// file, or another provider's), checked and converted by a walker, so that
+// what koanf merges unmarshals into the shape. The walker keeps the
+// problems.
 type checked struct {
-	p  koanf.Provider
-	pa koanf.Parser
-	w  *walker
+	read func() (map[string]any, error)
+	w    *walker
 }
 
 func (c checked) Read() (map[string]any, error) {
-	var m map[string]any
-	var err error
-	if c.pa != nil {
-		var b []byte
-		if b, err = c.p.ReadBytes(); err == nil {
-			m, err = c.pa.Unmarshal(b)
-		}
-	} else {
-		m, err = c.p.Read()
-	}
+	m, err := c.read()
 	if err != nil {
 		return nil, err
 	}
@@ -232,15 +226,13 @@ func bridgeDirs(m map[string]any, dir string) {
 // fileForms applies what 0 means in a file or flag for the keys whose Go
 // zero value is the default: `timeout = 0` turns the limit off (a negative
 // Timeout); `memory = 0` is no size (leave it out for the default).
-func (f *File) fileForms(before errorList) errorList {
-	var errs errorList
+func (f *File) fileForms(errs *errorList) {
 	if _, set := f.sources["timeout"]; set && f.Config.Timeout == 0 {
 		f.Config.Timeout = -1
 	}
-	if o, set := f.sources["memory"]; set && f.Config.Memory == 0 && !reported(before, "memory") {
-		errs = append(errs, o.error("memory", fmt.Sprintf("must be a whole number of MB from 1 to %d (the 32-bit WebAssembly limit), got 0", host.MaxMemoryMB)))
+	if o, set := f.sources["memory"]; set && f.Config.Memory == 0 && !reported(*errs, "memory") {
+		*errs = append(*errs, o.error("memory", fmt.Sprintf("must be a whole number of MB from 1 to %d (the 32-bit WebAssembly limit), got 0", host.MaxMemoryMB)))
 	}
-	return errs
 }
 
 // normalize writes values in their one form: modes, digests and the

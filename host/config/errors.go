@@ -82,14 +82,6 @@ func (l *errorList) add(line int, key, format string, args ...any) {
 // Error joins the list, so that a parser can return it.
 func (l errorList) Error() string { return l.err().Error() }
 
-// in sets the file name of every error.
-func (l errorList) in(file string) errorList {
-	for _, e := range l {
-		e.File = file
-	}
-	return l
-}
-
 // err sorts the list by line and joins it, or returns nil when it is empty.
 func (l errorList) err() error {
 	slices.SortStableFunc(l, func(a, b *Error) int { return cmp.Compare(a.Line, b.Line) })
@@ -182,12 +174,8 @@ func (f *File) collect(err error, bridge string, out *errorList) {
 // locate places one key error. A host.KeyError's key is the file's;
 // another's, inside a bridge, is a dotted path in that bridge's config.
 func (f *File) locate(ke keyError, bridge string) *Error {
-	msg := strings.TrimPrefix(ke.Error(), ke.ConfigKey()+": ")
-	hk, isHost := ke.(*host.KeyError)
-	if isHost {
-		msg = hk.Message
-	}
-	if isHost || bridge == "" {
+	msg := strings.TrimPrefix(ke.Error(), ke.ConfigKey()+": ") // a host.KeyError's Message
+	if _, isHost := ke.(*host.KeyError); isHost || bridge == "" {
 		return f.sources[ke.ConfigKey()].error(ke.ConfigKey(), msg)
 	}
 	key, inner := bridgeKey(entry("bridge", bridge), ke.ConfigKey())

@@ -1,12 +1,11 @@
 package config
 
 import (
-	"errors"
 	"strconv"
 	"strings"
 )
 
-// A parser is the koanf.Parser of one file syntax (HCL, YAML or JSON). It
+// A parser reads a file of one syntax (HCL, YAML or JSON). It
 // turns the file into the nested map koanf loads, with JSON values (numbers
 // as int64 when whole, float64 otherwise, whatever the syntax), and keeps
 // what a map loses: the line of every key and list element, and the keys
@@ -23,10 +22,6 @@ type dup struct {
 	line, first int
 }
 
-func newParser(read func([]byte) (*node, errorList)) *parser {
-	return &parser{read: read, lines: map[string]int{}, dups: map[string][]dup{}}
-}
-
 // Unmarshal parses the file. Syntax errors are an errorList (without the
 // file name, which load adds).
 func (p *parser) Unmarshal(b []byte) (map[string]any, error) {
@@ -39,11 +34,6 @@ func (p *parser) Unmarshal(b []byte) (map[string]any, error) {
 		return nil, errs
 	}
 	return p.value(root, nil).(map[string]any), nil
-}
-
-// Marshal is not needed: configurations are only read.
-func (p *parser) Marshal(map[string]any) ([]byte, error) {
-	return nil, errors.New("writing a configuration is not supported")
 }
 
 func (p *parser) value(n *node, raw []string) any {

@@ -35,32 +35,13 @@ func JSONSchema(docs map[string]string) ([]byte, error) {
 
 type schemaGen struct{ docs map[string]string }
 
-var durationType = reflect.TypeFor[time.Duration]()
-
 // object is the schema of a struct: its koanf-tagged fields (embedded
 // ",squash" fields inlined), no others.
 func (g schemaGen) object(t reflect.Type) map[string]any {
 	props := map[string]any{}
-	g.fields(t, props)
-	return map[string]any{"type": "object", "properties": props, "additionalProperties": false}
-}
-
-func (g schemaGen) fields(t reflect.Type, props map[string]any) {
-	for f := range t.Fields() {
-		tag := f.Tag.Get("koanf")
-		if tag == "-" || !f.IsExported() {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if opts == "squash" {
-			g.fields(f.Type, props)
-			continue
-		}
-		if name == "" {
-			continue
-		}
+	for name, f := range structFields(t) {
 		s := g.value(f.Type, f.Tag.Get("file") == "object")
-		desc := g.docs[t.Name()+"."+f.Name]
+		desc := g.docs[f.owner.Name()+"."+f.Name]
 		if want := f.Tag.Get("want"); want != "" {
 			desc = strings.TrimSpace(desc + " Must be " + want + ".")
 		}
@@ -69,12 +50,13 @@ func (g schemaGen) fields(t reflect.Type, props map[string]any) {
 		}
 		props[name] = s
 	}
+	return map[string]any{"type": "object", "properties": props, "additionalProperties": false}
 }
 
 // value is the schema of a value of type t; anyObject: any JSON object.
 func (g schemaGen) value(t reflect.Type, anyObject bool) map[string]any {
 	switch {
-	case t == durationType:
+	case t == reflect.TypeFor[time.Duration]():
 		return map[string]any{"type": []string{"number", "string"}}
 	case anyObject:
 		return map[string]any{"type": "object"}

@@ -31,30 +31,25 @@ type walker struct {
 	set    map[string]origin // every key the layer set, even with a bad value
 }
 
-// typeOfAny is the type of a value that holds any JSON (globals, a bridge's
-// config).
-var typeOfAny = reflect.TypeFor[any]()
-
 // value checks v, found at key (raw path raw), against t, and returns it
 // converted for koanf; ok is false when it must be left out. tag is the
 // struct tag of the field holding it, if any.
 func (w *walker) value(v any, t reflect.Type, tag reflect.StructTag, key string, raw []string) (any, bool) {
-	if t == typeOfAny {
+	if t == reflect.TypeFor[any]() { // any JSON: globals, a bridge's config
 		return w.json(v, key, raw)
 	}
 	if t.Kind() == reflect.Pointer { // an optional block: as its struct
 		return w.value(v, t.Elem(), tag, key, raw)
 	}
 	o := w.origin(raw)
+	w.set[key] = o
 	if tag.Get("file") == "object" { // a bridge's own config: any JSON object
 		if _, ok := v.(map[string]any); ok {
 			return w.json(v, key, raw)
 		}
-		w.set[key] = o
 		w.errorf(o, key, "must be an object, got %s", describeValue(v))
 		return nil, false
 	}
-	w.set[key] = o
 	w.duplicates(o, key, raw)
 	bad := func() (any, bool) {
 		want := tag.Get("want")
@@ -72,16 +67,13 @@ func (w *walker) value(v any, t reflect.Type, tag reflect.StructTag, key string,
 		return d, true
 	}
 	switch t.Kind() {
-	case reflect.Struct:
+	case reflect.Struct, reflect.Map:
 		m, ok := v.(map[string]any)
 		if !ok {
 			return bad()
 		}
-		return w.fields(m, t, key, raw), true
-	case reflect.Map:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return bad()
+		if t.Kind() == reflect.Struct {
+			return w.fields(m, t, key, raw), true
 		}
 		out := make(map[string]any, len(m))
 		for _, k := range slices.Sorted(maps.Keys(m)) {
@@ -139,8 +131,7 @@ func (w *walker) fields(m map[string]any, t reflect.Type, key string, raw []stri
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		f, ok := known[k]
 		if !ok {
-			names := slices.Sorted(maps.Keys(known))
-			hint := suggest(k, names)
+			hint := suggest(k, slices.Sorted(maps.Keys(known)))
 			if key == "" && k == "mcpServers" {
 				// An mcp.json given as the configuration file.
 				hint = " (an mcp.json: name it with mcp = \"FILE\" in the configuration, or pass it with --mcp)"
@@ -158,16 +149,24 @@ func (w *walker) fields(m map[string]any, t reflect.Type, key string, raw []stri
 	return out
 }
 
-// structFields are the fields of t by koanf tag.
-func structFields(t reflect.Type) map[string]reflect.StructField {
-	out := map[string]reflect.StructField{}
+// A structField is a field with the struct type that declares it (an
+// embedded one, for a field of a ",squash" field).
+type structField struct {
+	reflect.StructField
+	owner reflect.Type
+}
+
+// structFields are the fields of t by koanf tag, those of its ",squash"
+// fields included.
+func structFields(t reflect.Type) map[string]structField {
+	out := map[string]structField{}
 	for f := range t.Fields() {
 		name, opts, _ := strings.Cut(f.Tag.Get("koanf"), ",")
 		switch {
 		case opts == "squash":
 			maps.Copy(out, structFields(f.Type))
 		case name != "" && name != "-":
-			out[name] = f
+			out[name] = structField{f, t}
 		}
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -43,41 +44,41 @@ type Metrics struct {
 // collectors (process_resident_memory_bytes and the like) registered.
 func New() *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
-	f := func(c prometheus.Collector) prometheus.Collector { m.reg.MustRegister(c); return c }
-	m.sessionsCreated = f(prometheus.NewCounter(prometheus.CounterOpts{
+	auto := promauto.With(m.reg) // registers what it makes
+	m.sessionsCreated = auto.NewCounter(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "sessions_created_total",
 		Help: "MCP sessions that got a sandbox.",
-	})).(prometheus.Counter)
-	m.sessionsClosed = f(prometheus.NewCounter(prometheus.CounterOpts{
+	})
+	m.sessionsClosed = auto.NewCounter(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "sessions_closed_total",
 		Help: "MCP sessions closed (by the client, the idle timeout, draining or the host stopping).",
-	})).(prometheus.Counter)
-	m.sessionsRefused = f(prometheus.NewCounterVec(prometheus.CounterOpts{
+	})
+	m.sessionsRefused = auto.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "sessions_refused_total",
 		Help: "New MCP sessions refused, by reason: limit (max_sessions), draining, failed (the sandbox did not start).",
-	}, []string{"reason"})).(*prometheus.CounterVec)
-	m.executions = f(prometheus.NewCounterVec(prometheus.CounterOpts{
+	}, []string{"reason"})
+	m.executions = auto.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "executions_total",
 		Help: "Executions, by outcome: ok, raised, timeout, crashed, failed.",
-	}, []string{"outcome"})).(*prometheus.CounterVec)
-	m.execSeconds = f(prometheus.NewHistogram(prometheus.HistogramOpts{
+	}, []string{"outcome"})
+	m.execSeconds = auto.NewHistogram(prometheus.HistogramOpts{
 		Namespace: Namespace, Name: "execution_duration_seconds",
 		Help:    "How long executions took in the sandbox.",
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
-	})).(prometheus.Histogram)
-	m.toolCalls = f(prometheus.NewCounterVec(prometheus.CounterOpts{
+	})
+	m.toolCalls = auto.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "tool_calls_total",
 		Help: "Tool calls from sandboxes, by bridge (namespace) and outcome: ok, error, refused, cancelled.",
-	}, []string{"bridge", "outcome"})).(*prometheus.CounterVec)
-	m.toolSeconds = f(prometheus.NewHistogram(prometheus.HistogramOpts{
+	}, []string{"bridge", "outcome"})
+	m.toolSeconds = auto.NewHistogram(prometheus.HistogramOpts{
 		Namespace: Namespace, Name: "tool_call_duration_seconds",
 		Help:    "How long tool calls took, sandbox to bridge and back.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
-	})).(prometheus.Histogram)
-	m.restarts = f(prometheus.NewCounterVec(prometheus.CounterOpts{
+	})
+	m.restarts = auto.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "sandbox_restarts_total",
 		Help: "Sandbox processes that ended unexpectedly and were restarted, by cause: timeout, interrupt, memory, runaway, fatal, wedged, protocol, crash.",
-	}, []string{"cause"})).(*prometheus.CounterVec)
+	}, []string{"cause"})
 	m.executed = map[string]prometheus.Counter{}
 	for _, o := range []string{"ok", "raised", "timeout", "crashed", "failed"} {
 		m.executed[o] = m.executions.WithLabelValues(o) // present at 0, so that sums add up

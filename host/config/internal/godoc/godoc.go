@@ -29,14 +29,14 @@ func FieldDocs(dirs ...string) (map[string]string, error) {
 			if err != nil {
 				return nil, err
 			}
-			ast.Inspect(f, func(n ast.Node) bool {
+			for n := range ast.Preorder(f) {
 				ts, ok := n.(*ast.TypeSpec)
 				if !ok {
-					return true
+					continue
 				}
 				st, ok := ts.Type.(*ast.StructType)
 				if !ok {
-					return true
+					continue
 				}
 				for _, fld := range st.Fields.List {
 					if fld.Doc == nil {
@@ -47,8 +47,7 @@ func FieldDocs(dirs ...string) (map[string]string, error) {
 						out[ts.Name.Name+"."+name.Name] = text
 					}
 				}
-				return true
-			})
+			}
 		}
 	}
 	return out, nil
