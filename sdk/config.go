@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -18,6 +19,24 @@ import (
 // configuration gives none: the host passes a bridge none of its own
 // environment, so neither does the bridge to its children.
 const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// LookPath finds the executable name (without a slash) in path, the PATH
+// of the process that the bridge starts (DefaultPath unless its
+// configuration sets one), not in the bridge's own. It returns the first
+// executable regular file; "" when there is none. Empty and relative
+// entries of path are skipped: they would depend on the working directory.
+func LookPath(name, path string) string {
+	for _, dir := range filepath.SplitList(path) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
+}
 
 // DecodeConfig decodes a bridge's configuration block (req.Config) into a
 // C, strictly, and reports the secrets it holds to the host:

@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,4 +141,28 @@ func indexOf(s, sub string) int {
 		}
 	}
 	return -1
+}
+
+// LookPath takes the first executable regular file of the absolute
+// directories of a PATH: not a directory, not a file without an execute
+// bit, not a relative entry.
+func TestLookPath(t *testing.T) {
+	root := t.TempDir()
+	t.Chdir(root) // the relative entry "rel" would find rel/tool
+	for dir, mode := range map[string]os.FileMode{"rel": 0o755, "plain": 0o644, "exe": 0o755, "later": 0o755} {
+		os.MkdirAll(filepath.Join(root, dir), 0o755)
+		os.WriteFile(filepath.Join(root, dir, "tool"), nil, mode)
+	}
+	os.MkdirAll(filepath.Join(root, "isdir", "tool"), 0o755)
+	path := strings.Join([]string{"", "rel", filepath.Join(root, "missing"), filepath.Join(root, "isdir"),
+		filepath.Join(root, "plain"), filepath.Join(root, "exe"), filepath.Join(root, "later")}, ":")
+	if got, want := sdk.LookPath("tool", path), filepath.Join(root, "exe", "tool"); got != want {
+		t.Errorf("LookPath(tool) = %q, want %q", got, want)
+	}
+	if got := sdk.LookPath("tool", "rel:"+filepath.Join(root, "plain")); got != "" {
+		t.Errorf("LookPath found %q in a relative or non-executable entry", got)
+	}
+	if got := sdk.LookPath("sh", sdk.DefaultPath); !filepath.IsAbs(got) {
+		t.Errorf("LookPath(sh, DefaultPath) = %q", got)
+	}
 }

@@ -89,7 +89,8 @@
 // the host reports with the file and line of the key. Duration takes
 // seconds or "30s"; TokenConfig is the keys token and token_env; Secret
 // holds a credential; DefaultPath is the PATH for processes the bridge
-// starts (package procgroup runs them in a process group of their own).
+// starts, LookPath finds a command in such a PATH (package procgroup runs
+// them in a process group of their own).
 //
 // # Lifecycle
 //

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parselbox/parselbox/host/metrics"
+	hostserve "github.com/parselbox/parselbox/host/serve"
 )
 
 // Path is where RunHTTP serves MCP.
@@ -92,15 +93,8 @@ func loopbackOrigin(origin string) bool {
 }
 
 // IsLoopback reports whether host (a name or an IP, without port) is this
-// machine: localhost, 127.0.0.0/8 or ::1.
-func IsLoopback(host string) bool {
-	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+// machine: it is [hostserve.IsLoopback].
+func IsLoopback(host string) bool { return hostserve.IsLoopback(host) }
 
 // RunHTTP serves MCP at /mcp on ln until ctx is done, then closes every
 // session and returns ctx.Err(). It refuses a listener beyond loopback

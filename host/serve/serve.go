@@ -87,9 +87,11 @@ type Server struct {
 	slots     chan struct{} // of the /api requests in the sandbox
 }
 
-// IsLoopback reports whether host (a name or an address) is this machine only.
+// IsLoopback reports whether host (a name or an IP, without port or
+// brackets) is this machine only: localhost in any case, 127.0.0.0/8 or ::1.
+// "localhost." is not: Go's resolver asks DNS for it, not /etc/hosts.
 func IsLoopback(host string) bool {
-	if host == "localhost" {
+	if strings.EqualFold(host, "localhost") {
 		return true
 	}
 	ip := net.ParseIP(host)

@@ -409,3 +409,28 @@ func TestServeToken(t *testing.T) {
 		t.Errorf("?token=: %d %v", r.status, r.header)
 	}
 }
+
+// IsLoopback takes a host as net.SplitHostPort and url.Hostname give it:
+// names in any case, no final dot (a name DNS answers), no brackets.
+func TestIsLoopback(t *testing.T) {
+	t.Parallel()
+	for host, want := range map[string]bool{
+		"localhost":        true,
+		"LOCALHOST":        true,
+		"127.0.0.1":        true,
+		"127.0.0.2":        true,
+		"::1":              true,
+		"::ffff:127.0.0.1": true,
+		"localhost.":       false,
+		"127.0.0.1.":       false,
+		"[::1]":            false,
+		"localhost.evil":   false,
+		"0.0.0.0":          false,
+		"::":               false,
+		"":                 false,
+	} {
+		if got := serve.IsLoopback(host); got != want {
+			t.Errorf("IsLoopback(%q) = %v, want %v", host, got, want)
+		}
+	}
+}

@@ -211,14 +211,8 @@ func (c *serverConfig) executable() (string, error) {
 	if p, ok := c.Env["PATH"]; ok {
 		pathEnv = p
 	}
-	for _, dir := range filepath.SplitList(pathEnv) {
-		if dir == "" || !filepath.IsAbs(dir) {
-			continue // a relative PATH entry would depend on the working directory
-		}
-		path := filepath.Join(dir, c.Command)
-		if isExecutable(path) == nil {
-			return path, nil
-		}
+	if path := sdk.LookPath(c.Command, pathEnv); path != "" {
+		return path, nil
 	}
 	return "", fmt.Errorf(`command %q not found in PATH %s: give its full path, or set "PATH" in the server's "env"`, c.Command, pathEnv)
 }

@@ -324,11 +324,8 @@ func fixture(t *testing.T, rel string) (node, path string) {
 }
 
 func lookPathEnv(name string) (string, error) {
-	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
-		p := filepath.Join(dir, name)
-		if isExecutable(p) == nil {
-			return p, nil
-		}
+	if p := sdk.LookPath(name, os.Getenv("PATH")); p != "" {
+		return p, nil
 	}
 	return "", fmt.Errorf("%s not in PATH", name)
 }

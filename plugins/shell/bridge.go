@@ -148,32 +148,19 @@ func lookPath(name, path, dir string) (string, error) {
 		if !filepath.IsAbs(p) && dir != "" {
 			p = filepath.Join(dir, p)
 		}
-		if err := executable(p); err != nil {
+		fi, err := os.Stat(p)
+		if err != nil {
 			return "", err
+		}
+		if fi.IsDir() || fi.Mode()&0o111 == 0 {
+			return "", fmt.Errorf("%s is not an executable file", p)
 		}
 		return name, nil
 	}
-	for _, d := range filepath.SplitList(path) {
-		if d == "" || !filepath.IsAbs(d) {
-			continue // "." and relative entries are not searched
-		}
-		p := filepath.Join(d, name)
-		if executable(p) == nil {
-			return p, nil
-		}
+	if p := sdk.LookPath(name, path); p != "" {
+		return p, nil
 	}
 	return "", fmt.Errorf("%q not found in PATH %q (set PATH in env, or give a full path)", name, path)
-}
-
-func executable(p string) error {
-	fi, err := os.Stat(p)
-	if err != nil {
-		return err
-	}
-	if fi.IsDir() || fi.Mode()&0o111 == 0 {
-		return fmt.Errorf("%s is not an executable file", p)
-	}
-	return nil
 }
 
 // splitCommand splits a command line into words the way a POSIX shell does,
