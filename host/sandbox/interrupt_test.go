@@ -230,3 +230,36 @@ await main()`,
 		})
 	}
 }
+
+// An interrupt whose message the main thread takes (the code waits) may
+// leave something runnable that then keeps the thread busy: here a
+// callback that the interrupted code schedules as its wait ends. The
+// watchdog sets the interrupt byte once the heartbeat stands still, so the
+// execution ends with its KeyboardInterrupt and the state is kept, where
+// the sandbox used to be killed as a runaway.
+func TestInterruptReachesWhatTheMessageLeft(t *testing.T) {
+	t.Parallel()
+	sb := start(t, sandbox.Options{})
+	run(t, sb, "kept = 'yes'")
+	pid := sb.PID()
+	r := runTimeout(t, sb, `import asyncio
+async def main():
+    try:
+        await asyncio.sleep(60)
+    finally:
+        def spin():
+            open('/workspace/spun', 'w').write('1')
+            while True: pass
+        asyncio.get_running_loop().call_soon(spin)
+await main()`, time.Second)
+	wantError(t, r, "KeyboardInterrupt", "timed out after 1s")
+	if got := output(t, run(t, sb, "import os\nos.path.exists('/workspace/spun')")); got != true {
+		t.Fatal("the callback never ran: the test tests nothing")
+	}
+	if got := sb.PID(); got != pid {
+		t.Errorf("the sandbox process changed (%d, then %d)", pid, got)
+	}
+	if got := output(t, run(t, sb, "kept")); got != "yes" {
+		t.Errorf("state lost: kept = %v", got)
+	}
+}

@@ -98,7 +98,7 @@ let lastState = BOOTING;
 let lastTick = 0;
 let lastTickAt = Date.now();
 let interruptedAt = 0; // when this thread set the byte for the current phase
-let raisedAt = 0; // when it last set the byte between executions
+let raisedAt = 0; // when it last set the byte again (between executions, or after the message)
 // How long a blocked loop has after Python took the byte before it is set
 // again (see check).
 const REARM_MS = 1000;
@@ -141,6 +141,21 @@ function check(): void {
         // after marking it), the byte must not land in what runs next.
         if (Atomics.load(ctl, STATE) !== EXEC || Atomics.load(big, RUN_ID) !== id) Atomics.store(signal, 0, 0);
       }
+    }
+    if (
+      interruptedAt !== 0 && byteID === id && Atomics.load(ctl, ACK) === 1 &&
+      now - lastTickAt >= Math.min(REARM_MS, graceMs / 2) && Atomics.load(signal, 0) === 0 &&
+      now - raisedAt >= REARM_MS
+    ) {
+      // The main thread took the message, yet the execution runs on and the
+      // heartbeat stands still: what the interrupt left runnable (a task, a
+      // callback scheduled as its wait ended) keeps the thread busy, and
+      // only the byte reaches it. Set again while the heartbeat stays still
+      // (Python took the byte where it stopped nothing); the grace period
+      // still runs from the interrupt.
+      raise(byteReason);
+      raisedAt = now;
+      if (Atomics.load(ctl, STATE) !== EXEC || Atomics.load(big, RUN_ID) !== id) Atomics.store(signal, 0, 0);
     }
     const deadline = Number(Atomics.load(big, DEADLINE));
     if (interruptedAt === 0 && deadline > 0 && now >= deadline) {
