@@ -171,6 +171,10 @@ func (tg *target) attacks() []attack {
 		{"read another process's environment", "_r = D.readTextFileSync('/proc/1/environ')", eacces, "landlock", ""},
 		{"list the host's root", "_r = [e.name for e in D.readDirSync('/')]", eacces, "landlock", "OK:["},
 		{"write next to the workspace", "D.writeTextFileSync(" + q(filepath.Join(tg.dir, "pwned.txt")) + ", 'x'); _r = 'written'", eacces, "landlock", "OK:written"},
+		// Deno's cache is the sandbox's own copy, but for the runner's
+		// compiled modules: a link to the shared ones, read-only.
+		{"write the shared compiled runner through the link", runnerGen + "if not D.lstatSync(g).isSymlink: raise RuntimeError('no link: ' + g)\nD.writeTextFileSync(g + '/pwned.js', 'x'); _r = 'written'", eacces, "landlock", ""},
+		{"replace the link to the shared compiled runner", runnerGen + "D.removeSync(g); D.symlinkSync(" + q(tg.dir) + ", g); _r = 'relinked'", eacces, "landlock", ""},
 		{"write into the read-only mount", "D.writeTextFileSync(" + q(filepath.Join(tg.ro, "pwned.txt")) + ", 'x'); _r = 'written'", eacces, "landlock", "OK:written"},
 		{"run a script it wrote", "D.writeTextFileSync(" + q(tg.script()) + ", '#!/bin/sh\\n/usr/bin/touch " + filepath.Join(tg.dir, "spawned") + "\\n', J({'mode': 0o755}))\n_r = D.Command.new(" + q(tg.script()) + ").outputSync().code", eperm, "seccomp", "OK:0"},
 		{"connect to a loopback port not allowed", "c = await D.connect(J({'hostname': '127.0.0.1', 'port': " + strconv.Itoa(tg.forbidden) + "}))\nfrom js import Uint8Array\nu = Uint8Array.new(64)\nn = await c.read(u)\n_r = bytes(u.to_py()[:n]).decode()", eacces, "landlock-net", "OK:HTTP/1.0 200 OK"},
@@ -183,6 +187,10 @@ func (tg *target) attacks() []attack {
 		{"signal a host process", "D.kill(" + strconv.Itoa(tg.sleeper.Process.Pid) + ", 'SIGKILL'); _r = 'killed'", "Operation not permitted", "landlock scope, user", ""},
 	}
 }
+
+// runnerGen sets g to the directory of the runner's compiled modules in
+// the sandbox's Deno cache.
+const runnerGen = "g = D.env.get('DENO_DIR') + '/gen/file' + D.mainModule[len('file://'):].rsplit('/', 1)[0]\n"
 
 // syscalls are made raw, through FFI: each must fail with its errno.
 func (tg *target) syscalls() []struct {

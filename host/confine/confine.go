@@ -80,6 +80,11 @@ type Spec struct {
 	// databases a reader also needs to write) is then read and written by
 	// each, and none writes what another will read.
 	Private []string
+	// Linked names directories inside the Private ones (relative to them)
+	// that the process only reads, such as Deno's gen (its compiled
+	// modules): where Landlock makes them read-only they are linked to
+	// rather than copied, a boot's copy being a file creation per file.
+	Linked []string
 	// Shim is the program that applies the layers, then executes the
 	// command: a binary that links this package. Empty: this program,
 	// through /proc/self/exe.
@@ -349,7 +354,11 @@ func Command(cmd *exec.Cmd, spec *Spec) (*Guard, error) {
 			if k != name || dir == "" {
 				continue
 			}
-			pc, err := newPrivateCopy(dir, p.UID, p.GID)
+			var linked []string // read-only only where Landlock applies
+			if p.Landlock != nil {
+				linked = spec.Linked
+			}
+			pc, err := newPrivateCopy(dir, linked, p.UID, p.GID)
 			if err != nil {
 				g.Release()
 				return nil, fmt.Errorf("confine: %s: %w", name, err)
@@ -359,6 +368,9 @@ func Command(cmd *exec.Cmd, spec *Spec) (*Guard, error) {
 			cmd.Env[i] = name + "=" + pc.dir
 			if p.Landlock != nil {
 				p.Landlock.grant(pc.dir, rightsWriteDir)
+				for _, l := range pc.links {
+					p.Landlock.grant(l, rightsReadDir)
+				}
 			}
 			break
 		}

@@ -34,7 +34,9 @@
 //
 // A directory the processes share and must also write to read (Deno's
 // DENO_DIR: SQLite caches) is given to each process as a private copy
-// (Spec.Private), so that none writes what another will read.
+// (Spec.Private), so that none writes what another will read; what in it
+// the process only reads (Spec.Linked: the runner's compiled modules) is
+// linked to instead, read-only.
 //
 // # The shim
 //

@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -21,6 +23,9 @@ import (
 // it on Release.
 type privateCopy struct {
 	dir string
+	// links are the directories of the source linked to from dir, not
+	// copied (newPrivateCopy).
+	links []string
 }
 
 // maxPrivate bounds the bytes copied for one private directory: a cache,
@@ -81,8 +86,10 @@ func sweepPrivate(dir string, now time.Time) {
 // can reach it whatever the modes above src. The directories are made as
 // the walk finds them, the files copied by copyWorkers at once: creating a
 // file is most of the copy's cost where it means a journal entry (ext4:
-// 0.1 to 0.5 ms each), and it is on the path of every confined boot.
-func newPrivateCopy(src string, uid, gid int) (*privateCopy, error) {
+// 0.1 to 0.5 ms each), and it is on the path of every confined boot. The
+// directories of src named in linked (paths relative to it) are not copied
+// but linked to, for the caller to make read-only.
+func newPrivateCopy(src string, linked []string, uid, gid int) (*privateCopy, error) {
 	dst, err := os.MkdirTemp("", fmt.Sprintf("parselbox-private-%d-", hostPID))
 	if err != nil {
 		return nil, err
@@ -111,6 +118,13 @@ func newPrivateCopy(src string, uid, gid int) (*privateCopy, error) {
 		target := filepath.Join(dst, rel)
 		switch {
 		case p == src:
+		case d.IsDir() && slices.Contains(linked, rel):
+			abs, err := filepath.Abs(p)
+			if err == nil {
+				err = os.Symlink(abs, target)
+			}
+			pc.links = append(pc.links, abs)
+			return cmp.Or(err, fs.SkipDir)
 		case d.IsDir():
 			if err := os.Mkdir(target, 0o700); err != nil {
 				return err

@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -55,6 +56,58 @@ func TestPrivateCopy(t *testing.T) {
 	}
 	if got := read(t, filepath.Join(shared, "cache.db")); got != "rows" {
 		t.Errorf("the shared directory changed: %q", got)
+	}
+}
+
+// A directory named in Linked is linked to rather than copied where
+// Landlock makes it read-only: the process reads the shared one, granted
+// read and nothing more.
+func TestPrivateLinked(t *testing.T) {
+	t.Parallel()
+	shared := t.TempDir()
+	write(t, filepath.Join(shared, "cache.db"), "rows")
+	write(t, filepath.Join(shared, "gen", "runner", "main.ts.js"), "js")
+	write(t, filepath.Join(shared, "gen", "guest", "mod.ts.js"), "guest js")
+	prog, _ := os.Executable()
+	cmd := exec.Command(prog)
+	cmd.Env = []string{"DENO_DIR=" + shared}
+	g, err := Command(cmd, &Spec{Mode: BestEffort, Private: []string{"DENO_DIR"}, Linked: []string{"gen/runner"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Release()
+	priv := strings.TrimPrefix(cmd.Env[0], "DENO_DIR=")
+	fi, err := os.Lstat(filepath.Join(priv, "gen", "runner"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	linked := g.Report().Active(LayerLandlock)
+	if linked != (fi.Mode()&os.ModeSymlink != 0) {
+		t.Errorf("gen/runner is %v with Landlock %v", fi.Mode(), linked)
+	}
+	if fi, err := os.Lstat(filepath.Join(priv, "gen", "guest")); err != nil || !fi.IsDir() {
+		t.Errorf("gen/guest, not linked, is not copied: %v", err)
+	}
+	for f, want := range map[string]string{"gen/runner/main.ts.js": "js", "gen/guest/mod.ts.js": "guest js", "cache.db": "rows"} {
+		if got := read(t, filepath.Join(priv, f)); got != want {
+			t.Errorf("%s: %q", f, got)
+		}
+	}
+	if !linked {
+		return
+	}
+	var p plan
+	if err := json.Unmarshal([]byte(cmd.Args[1]), &p); err != nil {
+		t.Fatal(err)
+	}
+	var granted []pathRule
+	for _, r := range p.Landlock.Paths {
+		if strings.HasPrefix(r.Path, shared) || strings.HasPrefix(shared, r.Path+"/") {
+			granted = append(granted, r)
+		}
+	}
+	if want := []pathRule{{filepath.Join(shared, "gen", "runner"), rightsReadDir & p.Landlock.FS}}; !slices.Equal(granted, want) {
+		t.Errorf("granted %+v in the shared directory, want %+v", granted, want)
 	}
 }
 
@@ -118,7 +171,7 @@ func TestPrivateSweep(t *testing.T) {
 // expects.
 func TestPrivateName(t *testing.T) {
 	t.Parallel()
-	pc, err := newPrivateCopy(t.TempDir(), -1, -1)
+	pc, err := newPrivateCopy(t.TempDir(), nil, -1, -1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -53,6 +54,15 @@ var runnerHash = func() string {
 	return hex.EncodeToString(h.Sum(nil))
 }()
 
+// runnerKey is runnerHash with the version of the runtime's Deno, which
+// what Deno compiles from the runner is valid for: the runner directory
+// and the snapshot, whose build compiles it for the sandboxes to read
+// (compiledRunner), are named for both.
+func runnerKey(rt *Runtime) string {
+	sum := sha256.Sum256([]byte(runnerHash + "\x00" + rt.PackageVersion("@deno/linux-x64-glibc")))
+	return hex.EncodeToString(sum[:])
+}
+
 // entryPoint is the module Deno runs, relative to the runner directory.
 const entryPoint = "main.ts"
 
@@ -65,7 +75,7 @@ func installRunner(cacheDir string, rt *Runtime) (string, error) {
 	deps := fmt.Sprintf("export { loadPyodide } from %q;\nexport { default as createPyodideModule } from %q;\nexport const justBashURL = %q;\n",
 		fileURL(filepath.Join(rt.Pyodide, "pyodide.mjs")), fileURL(filepath.Join(rt.Pyodide, "pyodide.asm.mjs")),
 		fileURL(filepath.Join(rt.Modules, filepath.FromSlash(justBashModule))))
-	sum := sha256.Sum256([]byte(runnerHash + "\x00" + deps))
+	sum := sha256.Sum256([]byte(runnerKey(rt) + "\x00" + deps))
 	dir := filepath.Join(cacheDir, "runner-"+hex.EncodeToString(sum[:8]))
 	if _, err := os.Stat(filepath.Join(dir, "deps.ts")); err == nil {
 		// Its mtime says it is in use (pruneRunners).
@@ -176,6 +186,29 @@ func denoGenDirs(cacheDir, name string) []string {
 		rel := filepath.Join("deno", "gen", "file", strings.TrimPrefix(filepath.Join(base, name), string(filepath.Separator)))
 		if realDir(cacheDir, rel) {
 			out = append(out, filepath.Join(cacheDir, rel))
+		}
+	}
+	return out
+}
+
+// compiledRunner are the directories of denoGenDirs, relative to DENO_DIR,
+// that hold Deno's compiled output of every module of the runner: a
+// confined sandbox reads them rather than copying them (confine.Spec.Linked).
+// The directory's name covers Deno's version (runnerKey); a module missing
+// would cost every boot a write that fails, retried for 150 ms.
+func compiledRunner(cacheDir, runnerDir string) []string {
+	var out []string
+	for _, gen := range denoGenDirs(cacheDir, filepath.Base(runnerDir)) {
+		complete := true
+		for _, n := range slices.Concat(runnerFiles, []string{"deps.ts"}) {
+			if strings.HasSuffix(n, ".ts") {
+				_, err := os.Stat(filepath.Join(gen, filepath.FromSlash(n)+".js"))
+				complete = complete && err == nil
+			}
+		}
+		if complete {
+			rel, _ := filepath.Rel(filepath.Join(cacheDir, "deno"), gen)
+			out = append(out, rel)
 		}
 	}
 	return out

@@ -42,18 +42,19 @@ func pruneSnapshots(dir, keep string) {
 func snapshotPath(cacheDir string, rt *Runtime, pk *Packages) string {
 	if pk == nil || len(pk.Preload) == 0 {
 		return filepath.Join(cacheDir, "snapshots",
-			fmt.Sprintf("pyodide-%s-%s.snap", rt.PyodideVersion, runnerHash[:16]))
+			fmt.Sprintf("pyodide-%s-%s.snap", rt.PyodideVersion, runnerKey(rt)[:16]))
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%q\x00%q", rt.PyodideVersion, runnerHash, pk.Paths, pk.Preload)
+	fmt.Fprintf(h, "%s\x00%s\x00%q\x00%q", rt.PyodideVersion, runnerKey(rt), pk.Paths, pk.Preload)
 	return filepath.Join(cacheDir, "snapshots", "packages", fmt.Sprintf("pkgs-%x.snap", h.Sum(nil)[:12]))
 }
 
 // ensureSnapshot returns the path of the Pyodide memory snapshot, building it
-// first if it is missing. The snapshot is keyed by the Pyodide version and
-// the hash of the embedded runner and bootstrap, so a change to either makes
-// a new one; old snapshots are pruned (pruneSnapshots). Concurrent hosts
-// take a file lock, and one builds while the others wait.
+// first if it is missing. The snapshot is keyed by the Pyodide version, the
+// hash of the embedded runner and bootstrap and Deno's version (runnerKey),
+// so a change to any makes a new one; old snapshots are pruned
+// (pruneSnapshots). Concurrent hosts take a file lock, and one builds while
+// the others wait.
 //
 // With packages to preload (pk.Preload), the snapshot has them imported:
 // its process sees pk.Dir read-only at PackagesPath, as the sandboxes do.

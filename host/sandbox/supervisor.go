@@ -376,6 +376,7 @@ func (s *Supervisor) boot(ctx context.Context) (*process, ReadyInfo, error) {
 		}
 		c.Write, c.Network, c.AllowNet, c.MemoryMB = perms.write, o.Network, o.AllowNet, o.HardMemoryMB
 		c.Private = []string{"DENO_DIR"} // its own copy of Deno's caches
+		c.Linked = compiledRunner(o.CacheDir, s.runnerDir)
 		jail = &c
 	}
 	p, err := spawn(spawnSpec{
