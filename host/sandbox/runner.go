@@ -59,7 +59,7 @@ var runnerHash = func() string {
 // and the snapshot, whose build compiles it for the sandboxes to read
 // (compiledRunner), are named for both.
 func runnerKey(rt *Runtime) string {
-	sum := sha256.Sum256([]byte(runnerHash + "\x00" + rt.PackageVersion("@deno/linux-x64-glibc")))
+	sum := sha256.Sum256([]byte(runnerHash + "\x00" + rt.DenoVersion))
 	return hex.EncodeToString(sum[:])
 }
 

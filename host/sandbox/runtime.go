@@ -31,6 +31,9 @@ type Runtime struct {
 	JustBash []string
 	// PyodideVersion is the version from Pyodide's package.json.
 	PyodideVersion string
+	// DenoVersion is the version from Deno's package.json ("" if unread):
+	// what Deno compiles is valid for it only (runnerKey).
+	DenoVersion string
 }
 
 // FindRuntime locates the runtime: dir if given, else $PARSELBOX_RUNTIME,
@@ -96,6 +99,7 @@ func loadRuntime(dir string) (*Runtime, error) {
 		return nil, fmt.Errorf("%s: cannot read the pyodide version from its package.json", dir)
 	}
 	rt.PyodideVersion = meta.Version
+	rt.DenoVersion = rt.PackageVersion("@deno/linux-x64-glibc")
 	if _, err := os.Stat(filepath.Join(rt.Modules, filepath.FromSlash(justBashModule))); err != nil {
 		return nil, fmt.Errorf("%s: just-bash not installed: %w", dir, err)
 	}
