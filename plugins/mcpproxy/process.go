@@ -78,12 +78,14 @@ func (w stdinCloser) Close() error                { w.p.stop(); return nil }
 // stop stops the server as MCP's stdio transport says: close its stdin, wait,
 // SIGTERM, wait, SIGKILL (to its whole process group). Then it closes our
 // ends of its pipes, which ends any read of them (a grandchild may keep them
-// open).
+// open); stderr once what the server wrote is read (stderrRead): closed
+// sooner, the last lines, which say why a server failed, were lost.
 func (p *process) stop() {
 	p.stopOnce.Do(func() {
 		p.pg.Stop(p.stdin, terminateGrace)
 		<-p.exited
 		p.stdout.Close()
+		p.stderrRead()
 		p.stderr.Close()
 	})
 }
@@ -111,13 +113,20 @@ func (p *process) exitState() string {
 func (p *process) waitExited(d time.Duration) string {
 	select {
 	case <-p.exited:
-		select {
-		case <-p.stderrDone: // normally at once: the pipe closes with the process
-		case <-time.After(time.Second): // a child of the server may hold it open
-		}
+		p.stderrRead()
 	case <-time.After(d):
 	}
 	return p.exitState()
+}
+
+// stderrRead waits, once the server has exited, for its stderr to be read
+// to the end: normally at once, as the pipe closes with the process; at
+// most a second, as a child of the server may hold it open.
+func (p *process) stderrRead() {
+	select {
+	case <-p.stderrDone:
+	case <-time.After(time.Second):
+	}
 }
 
 // readStderr logs what the server writes to stderr (at debug level, under
