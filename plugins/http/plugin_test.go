@@ -8,6 +8,8 @@ import (
 	"errors"
 	"io/fs"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -327,5 +329,61 @@ out`)
 		if strings.Contains(seen, f) {
 			t.Errorf("Python sees %q, a form of the token", f)
 		}
+	}
+}
+
+// TestFromPythonCookieRedaction: a bridge configured with a session cookie
+// (headers = {Cookie = "sid=..."}) talks to a server that answers with the
+// cookie's value on its own, as a "who am I" endpoint does. The value is
+// the credential, whatever the cookie's name: Python sees none of it. The
+// bridge's own redaction is off: the host's, from the secrets the bridge
+// reports, is what removes it.
+func TestFromPythonCookieRedaction(t *testing.T) {
+	t.Parallel()
+	rt := testenv.Runtime(t)
+	const session = "c00kie-9e1d4b7a2f"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		got := map[string]string{}
+		for _, c := range r.Cookies() {
+			got[c.Name] = c.Value
+		}
+		json.NewEncoder(w).Encode(got)
+	}))
+	t.Cleanup(srv.Close)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := host.New(t.Context(), host.Config{
+		RuntimeDir: rt.Dir,
+		CacheDir:   testenv.CacheDir(t),
+		Bridges: map[string]host.BridgeConfig{
+			"api": {Plugin: exe, Env: []string{noOwnRedactionEnv}, Config: map[string]any{
+				"base_url": srv.URL,
+				"headers":  map[string]any{"Cookie": "theme=dark-mode-7; sid=" + session},
+			}},
+		},
+	})
+	if err != nil {
+		t.Fatalf("host.New: %v", err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	r, err := sb.Execute(t.Context(), `api.get("/whoami")["data"]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Error != nil {
+		t.Fatalf("%s: %s", r.Error.Type, r.Error.Message)
+	}
+	var got map[string]string
+	if err := json.Unmarshal(r.Output, &got); err != nil {
+		t.Fatalf("%s: %v", r.Output, err)
+	}
+	if got["sid"] != sdk.Redacted {
+		t.Errorf("Python sees the session cookie's value: %v", got)
+	}
+	if strings.Contains(string(r.Output), session) {
+		t.Errorf("Python sees the session cookie: %s", r.Output)
 	}
 }
