@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
 	"net/http"
@@ -14,9 +15,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
@@ -386,4 +389,87 @@ func TestFromPythonCookieRedaction(t *testing.T) {
 	if strings.Contains(string(r.Output), session) {
 		t.Errorf("Python sees the session cookie: %s", r.Output)
 	}
+}
+
+// TestMessagesIntoABusyCall sends messages into a running call whose tool
+// (a GET that waits on a slow server) reads none: the plugin's process
+// must not keep them all, whatever the guest sends, since it runs outside
+// the sandbox's memory limit. The sends wait (here until the execution
+// times out), and the call can still be cancelled.
+func TestMessagesIntoABusyCall(t *testing.T) {
+	t.Parallel()
+	rt := testenv.Runtime(t)
+	gaveUp := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done() // answers only when the client gives up
+		gaveUp <- struct{}{}
+	}))
+	t.Cleanup(srv.Close)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := host.New(t.Context(), host.Config{
+		RuntimeDir: rt.Dir,
+		CacheDir:   testenv.CacheDir(t),
+		Timeout:    8 * time.Second,
+		Bridges:    map[string]host.BridgeConfig{"api": {Plugin: exe, Config: map[string]any{"base_url": srv.URL}}},
+	})
+	if err != nil {
+		t.Fatalf("host.New: %v", err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	pid, ok := sb.BridgePid("api")
+	if !ok {
+		t.Fatal("no plugin process")
+	}
+	before := residentMB(t, pid)
+	r, err := sb.Execute(t.Context(), `
+t = api.get.task("/slow")
+big = "x" * 900_000
+sent, err = 0, None
+try:
+    for i in range(300):
+        t.send(big)
+        sent += 1
+except Exception as e:
+    err = type(e).__name__ + ": " + str(e)
+t.cancel()
+[sent, err]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grown := residentMB(t, pid) - before
+	t.Logf("result %s %v; the plugin's memory grew by %d MB", r.Output, r.Error, grown)
+	// 300 messages of 900 KB are 270 MB.
+	if grown > 100 {
+		t.Errorf("the plugin keeps %d MB of messages that its call does not read", grown)
+	}
+	// The sends that wait do not keep the call from being cancelled: the
+	// bridge's request ends.
+	if r, err = sb.Execute(t.Context(), "t.cancel()"); err != nil || r.Error != nil {
+		t.Errorf("cancel: %v %v", r.Error, err)
+	}
+	select {
+	case <-gaveUp:
+	case <-time.After(20 * time.Second): // the bridge's own timeout is 60 s
+		t.Error("the cancelled call's request still runs")
+	}
+}
+
+// residentMB is a process's resident memory, in MB.
+func residentMB(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(rest, "kB")))
+			return kb >> 10
+		}
+	}
+	t.Fatal("no VmRSS")
+	return 0
 }
