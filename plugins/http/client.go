@@ -220,13 +220,15 @@ func (c *client) failure(ctx, reqCtx context.Context, shown string, u *url.URL, 
 	case errors.Is(context.Cause(reqCtx), errTimedOut):
 		return sdk.Errorf(sdk.CodeTimeout, "%s: no response within %s", shown, c.timeout)
 	}
-	var netErr net.Error
-	if errors.As(err, &netErr) && netErr.Timeout() {
-		return sdk.Errorf(sdk.CodeTimeout, "%s: %s", shown, netErr.Error())
-	}
+	// Go's message quotes the URL, with its user name (a credential where
+	// the password is empty: "key:@host"): shown says which request it was.
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) && netErr.Timeout() {
+		return sdk.Errorf(sdk.CodeTimeout, "%s: %s", shown, err.Error())
 	}
 	return sdk.Errorf(sdk.CodeUnavailable, "%s: cannot reach %s: %s", shown, u.Host, err.Error())
 }
