@@ -173,6 +173,17 @@ func (c *client) authorize(r *http.Request) {
 	}
 }
 
+// unauthorize removes from a request what authorize added.
+func (c *client) unauthorize(r *http.Request) {
+	for k := range c.headers {
+		r.Header.Del(k)
+	}
+	if c.token != "" {
+		r.Header.Del("Authorization")
+	}
+	r.URL.User = nil
+}
+
 var errTimedOut = errors.New("timed out")
 
 // send adds the credentials to r and sends it. A response of any status is
