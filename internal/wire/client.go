@@ -275,7 +275,7 @@ func (c *Client) callStream() (*callStream, error) {
 // while the bridge keeps more messages than it takes (flow control), and
 // only abandoning the stream ends that wait.
 func (c *Client) feed(ctx context.Context, stream bridgev1.Bridge_CallClient, inbox <-chan json.RawMessage, finished <-chan struct{}, abandon func()) {
-	context.AfterFunc(ctx, func() {
+	defer context.AfterFunc(ctx, func() {
 		timer := time.NewTimer(c.grace)
 		defer timer.Stop()
 		select {
@@ -283,7 +283,7 @@ func (c *Client) feed(ctx context.Context, stream bridgev1.Bridge_CallClient, in
 		case <-timer.C:
 			abandon()
 		}
-	})
+	})() // not kept past the call when ctx outlives it
 	cancelled := ctx.Done()
 	for {
 		select {
