@@ -423,15 +423,23 @@ func SecretName(name string) bool {
 // HeaderSecrets returns the secrets of a header (or of any name and value
 // that a bridge sends as one): none when SecretName(name) is false;
 // otherwise the value, its part after a scheme ("Bearer ", "Basic "), and
-// for the scheme Basic also the decoded "user:password" and its password.
-// Empty values and repeats are left out.
+// for the scheme Basic also the decoded "user:password" and its password;
+// of a cookie header ("Cookie: a=1; sid=..."), the value and each cookie's
+// value, which a server may show on its own. Empty values and repeats are
+// left out.
 func HeaderSecrets(name, value string) []string {
 	if !SecretName(name) {
 		return nil
 	}
 	value = strings.TrimSpace(value)
 	out := []string{value}
-	if scheme, cred, ok := strings.Cut(value, " "); ok {
+	if strings.Contains(strings.ToLower(name), "cookie") {
+		for part := range strings.SplitSeq(value, ";") {
+			if _, v, ok := strings.Cut(part, "="); ok {
+				out = append(out, strings.Trim(strings.TrimSpace(v), `"`))
+			}
+		}
+	} else if scheme, cred, ok := strings.Cut(value, " "); ok {
 		cred = strings.TrimSpace(cred)
 		out = append(out, cred)
 		if strings.EqualFold(scheme, "Basic") {

@@ -261,6 +261,7 @@ func TestHeaderSecrets(t *testing.T) {
 		"basic, not b64":  {"Proxy-Authorization", "basic !!", []string{"basic !!", "!!"}},
 		"env, no scheme":  {"API_KEY", "sk-999", []string{"sk-999"}},
 		"empty value":     {"Cookie", "", nil},
+		"cookies":         {"Cookie", `theme=dark; sid="s-12345"`, []string{`theme=dark; sid="s-12345"`, "dark", "s-12345"}},
 		"scheme, no cred": {"Authorization", "Negotiate ", []string{"Negotiate"}},
 	} {
 		t.Run(name, func(t *testing.T) {

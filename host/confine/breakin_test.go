@@ -174,6 +174,9 @@ func (tg *target) attacks() []attack {
 		// Deno's cache is the sandbox's own copy, but for the runner's
 		// compiled modules: a link to the shared ones, read-only.
 		{"write the shared compiled runner through the link", runnerGen + "if not D.lstatSync(g).isSymlink: raise RuntimeError('no link: ' + g)\nD.writeTextFileSync(g + '/pwned.js', 'x'); _r = 'written'", eacces, "landlock", ""},
+		// A hard link in the writable copy would be the shared file itself
+		// (before the link is removed, below).
+		{"hard-link the shared compiled runner into the private cache", runnerGen + "p = D.env.get('DENO_DIR') + '/pwned.js'\nD.linkSync(g + '/deps.ts.js', p)\nD.writeTextFileSync(p, 'x'); _r = 'written'", "(os error 18)", "landlock", ""},
 		{"replace the link to the shared compiled runner", runnerGen + "D.removeSync(g); D.symlinkSync(" + q(tg.dir) + ", g); _r = 'relinked'", eacces, "landlock", ""},
 		{"write into the read-only mount", "D.writeTextFileSync(" + q(filepath.Join(tg.ro, "pwned.txt")) + ", 'x'); _r = 'written'", eacces, "landlock", "OK:written"},
 		{"run a script it wrote", "D.writeTextFileSync(" + q(tg.script()) + ", '#!/bin/sh\\n/usr/bin/touch " + filepath.Join(tg.dir, "spawned") + "\\n', J({'mode': 0o755}))\n_r = D.Command.new(" + q(tg.script()) + ").outputSync().code", eperm, "seccomp", "OK:0"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -302,6 +303,40 @@ func TestTaskMessagesBeforeTheCallArrives(t *testing.T) {
 	}
 	if _, err := serve(t, r, "task", `{"op":"cancel","id":"b_1"}`); err != nil {
 		t.Errorf("cancel of a finished task: %v", err)
+	}
+}
+
+// Sends and cancels to task ids that no call takes (the guest can make ids
+// up) keep at most maxWaitingSlots slots waiting: past it, a send fails
+// and a cancel does nothing, and a call that takes a slot frees it.
+func TestTaskSlotsForMadeUpIDs(t *testing.T) {
+	t.Parallel()
+	b := &fakeBridge{desc: &sdk.Description{Tools: []sdk.ToolInfo{{Name: "quick"}}}, call: func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: json.RawMessage(`1`)}, nil
+	}}
+	r := New(Options{TaskDir: t.TempDir()})
+	r.Add(t.Context(), "b", "plugin", b)
+	for i := range maxWaitingSlots {
+		op := []string{"send", "cancel"}[i%2]
+		if _, err := serve(t, r, "task", fmt.Sprintf(`{"op":%q,"id":"made_up_%d","message":1}`, op, i)); err != nil {
+			t.Fatalf("%s %d: %v", op, i, err)
+		}
+	}
+	var re *sandbox.RemoteError
+	if _, err := serve(t, r, "task", `{"op":"send","id":"one_more","message":1}`); !errors.As(err, &re) || re.Type != sdk.CodeNotFound.Python() {
+		t.Errorf("a send past %d waiting slots: %v", maxWaitingSlots, err)
+	}
+	if _, err := serve(t, r, "task", `{"op":"cancel","id":"one_more"}`); err != nil {
+		t.Errorf("a cancel past %d waiting slots: %v", maxWaitingSlots, err)
+	}
+	if n := len(r.tasks.byID); n != maxWaitingSlots {
+		t.Errorf("%d slots", n)
+	}
+	if _, err := serve(t, r, "call", `{"path":"b.quick","task_id":"made_up_0"}`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := serve(t, r, "task", `{"op":"send","id":"one_more","message":1}`); err != nil {
+		t.Errorf("a send once a call took a slot: %v", err)
 	}
 }
 

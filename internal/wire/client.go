@@ -270,10 +270,21 @@ func (c *Client) callStream() (*callStream, error) {
 
 // feed is the only sender on a call's stream after its start: it forwards
 // the inbox's messages in order and, when ctx is cancelled, a cancel; if the
-// bridge has not finished the call CancelGrace later, it calls abandon.
+// bridge has not finished the call CancelGrace after ctx was cancelled, it
+// calls abandon. The grace period runs whatever the sends do: a send waits
+// while the bridge keeps more messages than it takes (flow control), and
+// only abandoning the stream ends that wait.
 func (c *Client) feed(ctx context.Context, stream bridgev1.Bridge_CallClient, inbox <-chan json.RawMessage, finished <-chan struct{}, abandon func()) {
+	defer context.AfterFunc(ctx, func() {
+		timer := time.NewTimer(c.grace)
+		defer timer.Stop()
+		select {
+		case <-finished:
+		case <-timer.C:
+			abandon()
+		}
+	})() // not kept past the call when ctx outlives it
 	cancelled := ctx.Done()
-	var grace <-chan time.Time
 	for {
 		select {
 		case <-finished:
@@ -289,15 +300,9 @@ func (c *Client) feed(ctx context.Context, stream bridgev1.Bridge_CallClient, in
 		case <-cancelled:
 			cancelled = nil
 			inbox = nil
-			timer := time.NewTimer(c.grace)
-			defer timer.Stop()
-			grace = timer.C
 			if stream.Send(&bridgev1.CallRequest{Msg: &bridgev1.CallRequest_Cancel{Cancel: &bridgev1.CallCancel{}}}) != nil {
 				return
 			}
-		case <-grace:
-			abandon()
-			return
 		}
 	}
 }

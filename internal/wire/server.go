@@ -304,23 +304,38 @@ func (e *streamEvents) close() {
 	e.mu.Unlock()
 }
 
+// maxQueuedBytes bounds the messages sent into a call that its tool has
+// not read yet (one message of any size is taken when none waits): they
+// are the host's guest's, and the bridge runs outside the sandbox's limits.
+const maxQueuedBytes = 16 << 20
+
 // queue passes the messages sent into a call from in to out, in order,
 // keeping those that the tool has not read yet, so that the stream's
-// receiver (which must stay free to see a cancel) never waits for the tool.
+// receiver (which must stay free to see a cancel) does not wait for the
+// tool; past maxQueuedBytes it does: gRPC's flow control then holds the
+// host's sends, and a cancel reaches the tool when the host gives up the
+// stream (Client.feed).
 func queue(ctx context.Context, in <-chan json.RawMessage, out chan<- json.RawMessage) {
 	var queued []json.RawMessage
+	var size int
 	for {
 		var send chan<- json.RawMessage // nil, which never sends, while none is queued
 		var next json.RawMessage
 		if len(queued) > 0 {
 			send, next = out, queued[0]
 		}
+		receive := in
+		if size >= maxQueuedBytes {
+			receive = nil
+		}
 		select {
-		case msg := <-in:
+		case msg := <-receive:
 			queued = append(queued, msg)
+			size += len(msg)
 		case send <- next:
 			queued[0] = nil
 			queued = queued[1:]
+			size -= len(next)
 		case <-ctx.Done():
 			return
 		}

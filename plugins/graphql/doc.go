@@ -100,8 +100,8 @@
 // The token (from token or token_env), the values of headers whose names
 // suggest a credential (containing auth, token, key, secret, session,
 // cookie, password, passwd, credential or signature: sdk.SecretName; also
-// the part after a scheme such as "Basic ", and what a Basic credential
-// decodes to), and the endpoint URL's password, the Basic credential that
+// the part after a scheme such as "Basic ", what a Basic credential
+// decodes to, and each cookie's value of a cookie header), and the endpoint URL's password, the Basic credential that
 // Go sends for its user:password, and its query values with such names
 // never reach the sandbox: messages show the endpoint without password or
 // query, and every result, error message and task log line is scrubbed of

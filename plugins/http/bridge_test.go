@@ -257,3 +257,32 @@ func TestReconfigure(t *testing.T) {
 		t.Errorf("the operations of the first spec are still there: %v", d.Tools)
 	}
 }
+
+// A base URL whose user name is the credential (Stripe's key:, with an
+// empty password) stays out of the error of a request that times out in
+// the transport (here the TLS handshake, against a server that accepts the
+// connection and says nothing): Go's own message for it quotes the URL,
+// user name included.
+func TestTransportTimeoutHidesUserinfo(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	const key = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+	b := configured(t, map[string]any{"base_url": "https://" + key + ":@" + ln.Addr().String() + "/v1"})
+	e := failure(t, b, "get", `{"path": "/charges"}`)
+	if e.Code != sdk.CodeTimeout || strings.Contains(e.Message, key) {
+		t.Errorf("TLS handshake timeout: %+v", e)
+	}
+}

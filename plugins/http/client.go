@@ -173,6 +173,17 @@ func (c *client) authorize(r *http.Request) {
 	}
 }
 
+// unauthorize removes from a request what authorize added.
+func (c *client) unauthorize(r *http.Request) {
+	for k := range c.headers {
+		r.Header.Del(k)
+	}
+	if c.token != "" {
+		r.Header.Del("Authorization")
+	}
+	r.URL.User = nil
+}
+
 var errTimedOut = errors.New("timed out")
 
 // send adds the credentials to r and sends it. A response of any status is
@@ -220,13 +231,15 @@ func (c *client) failure(ctx, reqCtx context.Context, shown string, u *url.URL, 
 	case errors.Is(context.Cause(reqCtx), errTimedOut):
 		return sdk.Errorf(sdk.CodeTimeout, "%s: no response within %s", shown, c.timeout)
 	}
-	var netErr net.Error
-	if errors.As(err, &netErr) && netErr.Timeout() {
-		return sdk.Errorf(sdk.CodeTimeout, "%s: %s", shown, netErr.Error())
-	}
+	// Go's message quotes the URL, with its user name (a credential where
+	// the password is empty: "key:@host"): shown says which request it was.
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) && netErr.Timeout() {
+		return sdk.Errorf(sdk.CodeTimeout, "%s: %s", shown, err.Error())
 	}
 	return sdk.Errorf(sdk.CodeUnavailable, "%s: cannot reach %s: %s", shown, u.Host, err.Error())
 }

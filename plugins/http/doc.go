@@ -100,7 +100,8 @@
 //
 // The token, the values of configured headers whose names look like
 // credentials (containing auth, key, token, secret, session, cookie, passw,
-// signature or credential) and a password in base_url are replaced by
+// signature or credential; of a Cookie header, each cookie's value too)
+// and a password in base_url are replaced by
 // [REDACTED] wherever they would reach Python: a server that echoes them
 // back does not leak them. Values shorter than 6 characters are not
 // redacted. The bridge reports them to the host from Configure, and the

@@ -6,15 +6,20 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
@@ -328,4 +333,143 @@ out`)
 			t.Errorf("Python sees %q, a form of the token", f)
 		}
 	}
+}
+
+// TestFromPythonCookieRedaction: a bridge configured with a session cookie
+// (headers = {Cookie = "sid=..."}) talks to a server that answers with the
+// cookie's value on its own, as a "who am I" endpoint does. The value is
+// the credential, whatever the cookie's name: Python sees none of it. The
+// bridge's own redaction is off: the host's, from the secrets the bridge
+// reports, is what removes it.
+func TestFromPythonCookieRedaction(t *testing.T) {
+	t.Parallel()
+	rt := testenv.Runtime(t)
+	const session = "c00kie-9e1d4b7a2f"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		got := map[string]string{}
+		for _, c := range r.Cookies() {
+			got[c.Name] = c.Value
+		}
+		json.NewEncoder(w).Encode(got)
+	}))
+	t.Cleanup(srv.Close)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := host.New(t.Context(), host.Config{
+		RuntimeDir: rt.Dir,
+		CacheDir:   testenv.CacheDir(t),
+		Bridges: map[string]host.BridgeConfig{
+			"api": {Plugin: exe, Env: []string{noOwnRedactionEnv}, Config: map[string]any{
+				"base_url": srv.URL,
+				"headers":  map[string]any{"Cookie": "theme=dark-mode-7; sid=" + session},
+			}},
+		},
+	})
+	if err != nil {
+		t.Fatalf("host.New: %v", err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	r, err := sb.Execute(t.Context(), `api.get("/whoami")["data"]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Error != nil {
+		t.Fatalf("%s: %s", r.Error.Type, r.Error.Message)
+	}
+	var got map[string]string
+	if err := json.Unmarshal(r.Output, &got); err != nil {
+		t.Fatalf("%s: %v", r.Output, err)
+	}
+	if got["sid"] != sdk.Redacted {
+		t.Errorf("Python sees the session cookie's value: %v", got)
+	}
+	if strings.Contains(string(r.Output), session) {
+		t.Errorf("Python sees the session cookie: %s", r.Output)
+	}
+}
+
+// TestMessagesIntoABusyCall sends messages into a running call whose tool
+// (a GET that waits on a slow server) reads none: the plugin's process
+// must not keep them all, whatever the guest sends, since it runs outside
+// the sandbox's memory limit. The sends wait (here until the execution
+// times out), and the call can still be cancelled.
+func TestMessagesIntoABusyCall(t *testing.T) {
+	t.Parallel()
+	rt := testenv.Runtime(t)
+	gaveUp := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done() // answers only when the client gives up
+		gaveUp <- struct{}{}
+	}))
+	t.Cleanup(srv.Close)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := host.New(t.Context(), host.Config{
+		RuntimeDir: rt.Dir,
+		CacheDir:   testenv.CacheDir(t),
+		Timeout:    8 * time.Second,
+		Bridges:    map[string]host.BridgeConfig{"api": {Plugin: exe, Config: map[string]any{"base_url": srv.URL}}},
+	})
+	if err != nil {
+		t.Fatalf("host.New: %v", err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	pid, ok := sb.BridgePid("api")
+	if !ok {
+		t.Fatal("no plugin process")
+	}
+	before := residentMB(t, pid)
+	r, err := sb.Execute(t.Context(), `
+t = api.get.task("/slow")
+big = "x" * 900_000
+sent, err = 0, None
+try:
+    for i in range(300):
+        t.send(big)
+        sent += 1
+except Exception as e:
+    err = type(e).__name__ + ": " + str(e)
+t.cancel()
+[sent, err]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grown := residentMB(t, pid) - before
+	t.Logf("result %s %v; the plugin's memory grew by %d MB", r.Output, r.Error, grown)
+	// 300 messages of 900 KB are 270 MB.
+	if grown > 100 {
+		t.Errorf("the plugin keeps %d MB of messages that its call does not read", grown)
+	}
+	// The sends that wait do not keep the call from being cancelled: the
+	// bridge's request ends.
+	if r, err = sb.Execute(t.Context(), "t.cancel()"); err != nil || r.Error != nil {
+		t.Errorf("cancel: %v %v", r.Error, err)
+	}
+	select {
+	case <-gaveUp:
+	case <-time.After(20 * time.Second): // the bridge's own timeout is 60 s
+		t.Error("the cancelled call's request still runs")
+	}
+}
+
+// residentMB is a process's resident memory, in MB.
+func residentMB(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(rest, "kB")))
+			return kb >> 10
+		}
+	}
+	t.Fatal("no VmRSS")
+	return 0
 }

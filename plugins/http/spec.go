@@ -124,6 +124,20 @@ func fetch(ctx context.Context, hc *http.Client, u *url.URL, creds *client) ([]b
 	r.Header.Set("Accept", "application/json, application/yaml, */*")
 	if creds != nil && sameOrigin(u, creds.base) {
 		creds.authorize(r)
+		// A redirect to another origin is followed without them (Go
+		// keeps every header but Authorization and Cookie, and those too
+		// for another port of the same host).
+		c := *hc
+		c.CheckRedirect = func(next *http.Request, via []*http.Request) error {
+			if len(via) >= 10 {
+				return errors.New("stopped after 10 redirects")
+			}
+			if !sameOrigin(next.URL, creds.base) {
+				creds.unauthorize(next)
+			}
+			return nil
+		}
+		hc = &c
 	}
 	resp, err := hc.Do(r)
 	if err != nil {

@@ -3,6 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -415,5 +418,32 @@ func TestSpecCredentials(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestSpecRedirectCredentials: the spec on base_url's origin, fetched with
+// the credentials, redirects to another origin (on the same machine, as a
+// port of its own; and by another name): the credentials do not follow.
+func TestSpecRedirectCredentials(t *testing.T) {
+	t.Parallel()
+	other := newTestAPI(t)
+	_, port, _ := net.SplitHostPort(other.srv.Listener.Addr().String())
+	for name, target := range map[string]string{
+		"another port": other.srv.URL + "/openapi.json",
+		"another name": "http://localhost:" + port + "/openapi.json",
+	} {
+		api := httptest.NewServer(http.RedirectHandler(target, http.StatusFound))
+		t.Cleanup(api.Close)
+		seen := len(other.requests())
+		configured(t, map[string]any{"base_url": api.URL, "spec": api.URL + "/openapi.json", "token": testToken,
+			"headers": map[string]any{"X-Api-Key": "key-5a7d1c0e93"}})
+		for _, r := range other.requests()[seen:] {
+			if h := r.Header.Get("Authorization") + r.Header.Get("X-Api-Key"); h != "" {
+				t.Errorf("%s: the redirected spec request carried %q", name, h)
+			}
+		}
+	}
+	if len(other.requests()) != 2 {
+		t.Errorf("the spec was fetched %d times from where it redirects", len(other.requests()))
 	}
 }

@@ -103,7 +103,8 @@
 // logs. They are: the values of headers whose names suggest a credential
 // (sdk.SecretName: the name contains auth, token, key, secret, session,
 // cookie, password, passwd, credential or signature), and their part
-// after a scheme such as "Bearer "; the values of env variables with such
+// after a scheme such as "Bearer " (of a cookie header, each cookie's
+// value); the values of env variables with such
 // names; and the URL's password, the Basic credential that Go sends for
 // its user:password, and its query values with such names. Values shorter
 // than 4 characters are not redacted. The bridge reports them to the host

@@ -2,12 +2,16 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -215,12 +219,14 @@ func (c observedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // the configured headers and lets the observer read the responses.
 type tapTransport struct {
 	base    http.RoundTripper
-	headers map[string]string
+	headers map[string]string // for requests to origin only
+	origin  string            // the server URL's (see origin)
 	obs     *observer
 }
 
 func (t *tapTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
+	// A redirect (or an SSE endpoint) elsewhere gets no credentials.
+	if len(t.headers) > 0 && origin(req.URL) == t.origin {
 		req = req.Clone(req.Context())
 		for k, v := range t.headers {
 			if req.Header.Get(k) == "" { // the client's own headers (session, protocol) win
@@ -327,4 +333,12 @@ func (j *jsonTap) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// origin is a URL's scheme://host:port, in lower case and with the
+// scheme's default port.
+func origin(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	port := cmp.Or(u.Port(), map[string]string{"http": "80", "https": "443"}[scheme])
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }

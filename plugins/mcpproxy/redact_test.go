@@ -235,3 +235,37 @@ func TestSafeURLs(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretsHTTPRedirect: the server's URL redirects (307, which keeps the
+// POST) to another origin, a real MCP server that records what it gets:
+// the configured headers go to the configured server's origin only.
+func TestSecretsHTTPRedirect(t *testing.T) {
+	t.Parallel()
+	const header = "SECRET-HDR-7f3a"
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testServer("basic") }, nil)
+	var got atomic.Value
+	got.Store("")
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h := r.Header.Get("Authorization") + r.Header.Get("X-Api-Key"); h != "" {
+			got.Store(h)
+		}
+		handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(elsewhere.Close)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Another port, by another name: Go itself keeps every header on
+		// a redirect to another port of the same host.
+		_, port, _ := net.SplitHostPort(elsewhere.Listener.Addr().String())
+		http.Redirect(w, r, "http://localhost:"+port+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(srv.Close)
+	c, _ := startProxy(t, map[string]any{
+		"name":    "remote",
+		"url":     srv.URL + "/mcp",
+		"headers": map[string]string{"X-Api-Key": header, "Authorization": "Bearer " + header},
+	})
+	describe(t, c) // the handshake, through the redirect
+	if h := got.Load().(string); h != "" {
+		t.Errorf("the server redirected to got the credentials: %q", h)
+	}
+}

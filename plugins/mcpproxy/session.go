@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -128,10 +129,15 @@ func dial(ctx context.Context, cfg *serverConfig, p *proxy) (*session, error) {
 }
 
 // httpClient is the HTTP client of an http or sse server: no timeout (its
-// event streams stay open), the configured headers on every request, and
-// the observer reading along.
+// event streams stay open), the configured headers on every request to the
+// server's origin (none where a redirect leads elsewhere), and the
+// observer reading along.
 func (s *session) httpClient() *http.Client {
-	return &http.Client{Transport: &tapTransport{base: http.DefaultTransport, headers: s.cfg.Headers, obs: s.obs}}
+	tap := &tapTransport{base: http.DefaultTransport, headers: s.cfg.Headers, obs: s.obs}
+	if u, err := url.Parse(s.cfg.URL); err == nil { // parseConfig checked it
+		tap.origin = origin(u)
+	}
+	return &http.Client{Transport: tap}
 }
 
 // newProtocol is the first MCP version without logging/setLevel: the log

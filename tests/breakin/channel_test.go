@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -275,3 +276,53 @@ type hitTool struct{ hits *atomic.Int64 }
 
 // Hit counts a call.
 func (h *hitTool) Hit() bool { h.hits.Add(1); return true }
+
+// TestTaskInboxes sends messages into tasks that never read them: into
+// task ids the guest made up (Task.id set by hand: the host keeps a slot
+// for a call that never comes) and into a running call whose tool reads no
+// messages. Each message is within max_message_size, but what the host
+// keeps of them must stay bounded: past a bound, send() waits, and the
+// execution's timeout ends the wait, rather than the host's memory growing
+// with every message until it dies.
+func TestTaskInboxes(t *testing.T) {
+	t.Parallel()
+	sb, _ := newSandbox(t, host.Config{MaxMessageSize: 1, Timeout: 8 * time.Second, Context: map[string]any{"slow": slowTool{}}})
+	var before, after goruntime.MemStats
+	goruntime.GC()
+	goruntime.ReadMemStats(&before)
+	r := run(t, sb, `
+big = "x" * 900_000
+held = slow.hold.task(ms=60000, pad="")
+fake = slow.hold.task(ms=1, pad="")
+await fake
+sent = 0
+for i in range(8):
+    fake.id = f"made_up_{i}"
+    for j in range(64):
+        fake.send(big)
+        sent += 1
+for j in range(300):
+    held.send(big)
+    sent += 1
+sent`)
+	goruntime.GC()
+	goruntime.ReadMemStats(&after)
+	t.Logf("result: %s", resultText(r))
+	// Unbounded, 8 made-up tasks of 64 messages of 900 KB and the 256 the
+	// running call's inbox holds would be 690 MB.
+	grown := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("the host's heap grew by %d MB", grown>>20)
+	if grown > 150<<20 {
+		t.Errorf("the host keeps %d MB of messages sent into tasks that do not read them", grown>>20)
+	}
+	if r.Error == nil || !strings.Contains(r.Error.Message, "timed out") {
+		t.Errorf("the sends did not wait: %s", resultText(r))
+	}
+	// 16 MB of queued messages at most, and the sends that wait in flight.
+	if v, _ := value(t, run(t, sb, "held.cancel()\nsent")).(float64); v > 40 {
+		t.Errorf("%v messages of 900 KB were taken before a send waited", v)
+	}
+	if v := value(t, run(t, sb, "6 * 7")); v != 42.0 {
+		t.Errorf("the next execution: %v", v)
+	}
+}
