@@ -456,9 +456,10 @@ func HeaderSecrets(name, value string) []string {
 // (decoded, and as the URL writes it), the credential that Go's HTTP
 // client sends for the userinfo (base64 of "user:password", the
 // Authorization header's "Basic ..."), and the values (decoded, and as
-// written) of query parameters whose names are SecretName. A URL that does
-// not parse has none. The user name is not taken as a secret. Empty values
-// and repeats are left out.
+// written) of query parameters whose names are SecretName. The user name
+// is a secret only where the password is empty ("https://KEY@host",
+// "https://KEY:@host": the form API keys and tokens take). A URL that does
+// not parse has none. Empty values and repeats are left out.
 func URLSecrets(rawURL string) []string {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -466,20 +467,26 @@ func URLSecrets(rawURL string) []string {
 	}
 	var out []string
 	if u.User != nil {
+		user := u.User.Username()
 		password, _ := u.User.Password()
-		out = append(out, password, basicAuth(u.User.Username(), password))
+		out = append(out, password, basicAuth(user, password))
 		if _, written, ok := strings.Cut(u.User.String(), ":"); ok {
 			out = append(out, written)
 		}
+		// The userinfo as written, which url.Parse has decoded.
+		var writtenUser string
 		if _, rest, ok := strings.Cut(rawURL, "://"); ok {
 			if i := strings.IndexAny(rest, "/?#"); i >= 0 {
 				rest = rest[:i]
 			}
 			if i := strings.LastIndex(rest, "@"); i >= 0 {
-				if _, written, ok := strings.Cut(rest[:i], ":"); ok {
-					out = append(out, written)
-				}
+				var written string
+				writtenUser, written, _ = strings.Cut(rest[:i], ":")
+				out = append(out, written)
 			}
+		}
+		if password == "" {
+			out = append(out, user, writtenUser)
 		}
 	}
 	for part := range strings.SplitSeq(u.RawQuery, "&") {

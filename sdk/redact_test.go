@@ -288,9 +288,14 @@ func TestURLSecrets(t *testing.T) {
 		"escaped needlessly": {
 			"https://ada:p%21ss@h/",
 			[]string{"p!ss", "YWRhOnAhc3M=", "p%21ss"}},
-		"user only": {"https://ada@h/", []string{"YWRhOg=="}},
-		"none":      {"https://h/path?page=2", nil},
-		"bad":       {"http://[::1", nil},
+		// Without a password the user name is the credential.
+		"user only": {"https://ada@h/", []string{"YWRhOg==", "ada"}},
+		"key as user": {
+			"https://sk_test_4eC39HqLyjWDarjtT1zdp7dc:@api.stripe.com/v1",
+			[]string{"c2tfdGVzdF80ZUMzOUhxTHlqV0Rhcmp0VDF6ZHA3ZGM6", "sk_test_4eC39HqLyjWDarjtT1zdp7dc"}},
+		"escaped user": {"https://to%6Ben-1@h/", []string{"dG9rZW4tMTo=", "token-1", "to%6Ben-1"}},
+		"none":         {"https://h/path?page=2", nil},
+		"bad":          {"http://[::1", nil},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -202,6 +202,20 @@ func TestRedaction(t *testing.T) {
 	}
 }
 
+// A base URL whose user name is its only credential ("https://KEY@host",
+// as GitHub tokens and Stripe keys are written): the user name is
+// redacted, as well as the Basic header Go sends for it.
+func TestRedactionUserOnly(t *testing.T) {
+	t.Parallel()
+	base, _ := parseBaseURL("https://ghp-key-4c1b7e9d@api.example.com")
+	c := newClient(base, &config{})
+	in := `{"user": "ghp-key-4c1b7e9d", "auth": "Basic Z2hwLWtleS00YzFiN2U5ZDo="}`
+	want := jsonValue(t, `{"user": "[REDACTED]", "auth": "Basic [REDACTED]"}`)
+	if diff := cmp.Diff(want, jsonValue(t, string(c.redact.RedactJSON(json.RawMessage(in))))); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
 func TestDescription(t *testing.T) {
 	t.Parallel()
 	api := newTestAPI(t)

@@ -148,14 +148,15 @@ func (c *serverConfig) secrets() []string {
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// safeURL is a URL as messages show it: scheme://host/path, without the
-// userinfo, query and fragment, which may hold credentials.
+// safeURL is a URL as messages show it: scheme://host, without the
+// userinfo, path, query and fragment, which may hold credentials (some
+// services put the key in the path).
 func safeURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(an unparsable URL)"
 	}
-	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}).String()
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()
 }
 
 // urlInText matches the http URLs in a message (net/http quotes the whole
@@ -232,8 +233,8 @@ func isExecutable(path string) error {
 
 // String shows how the server is reached, for messages and help text
 // (which the sandbox sees): the transport and, for stdio, the command's base
-// name (`stdio: npx`: no args, no env); for http and sse, the URL without
-// userinfo or query (`http: https://example.com/mcp`).
+// name (`stdio: npx`: no args, no env); for http and sse, the URL's scheme
+// and host (`http: https://example.com`, safeURL).
 func (c *serverConfig) String() string {
 	if c.Type == typeStdio {
 		return "stdio: " + filepath.Base(c.Command)

@@ -91,8 +91,9 @@
 //
 // help(ns) and error messages show the server's entry only as its
 // transport and, for stdio, the command's base name ("stdio: npx": no
-// args, no env), for http and sse the URL without userinfo and query
-// ("http: https://example.com/mcp"). The URLs in the proxy's messages
+// args, no env), for http and sse the URL's scheme and host only
+// ("http: https://example.com": some services put the credential in the
+// path, as https://mcp.zapier.com/api/mcp/s/KEY/mcp). The URLs in the proxy's messages
 // about a failed connection (net/http quotes the URL of a failed request,
 // query and all) are shortened the same way; those in what the server
 // says are not. The entry's

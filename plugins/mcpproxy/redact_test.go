@@ -178,7 +178,7 @@ func TestSecretsHTTP(t *testing.T) {
 
 	// The handshake fails: the description says why.
 	d := describe(t, c).Description
-	if want := `MCP server "remote" (http: ` + srv.URL + "/mcp) is not available"; !strings.HasPrefix(d, want) || !strings.Contains(d, "refused: "+echo) {
+	if want := `MCP server "remote" (http: ` + srv.URL + ") is not available"; !strings.HasPrefix(d, want) || !strings.Contains(d, "refused: "+echo) {
 		t.Errorf("description: want %q and the server's message, got\n%s", want, d)
 	}
 	noLeak(t, "the description", d, append(secrets, "ada@", "page=2)")...)
@@ -205,7 +205,8 @@ func TestSecretsHTTP(t *testing.T) {
 
 // TestSecretsHTTPDown: the handshake with a server that cannot be reached
 // fails with net/http's message, which quotes the URL; the description
-// shows it without userinfo or query.
+// shows its scheme and host only: no userinfo, query or path (a path may
+// hold the key, as Zapier's MCP URLs do).
 func TestSecretsHTTPDown(t *testing.T) {
 	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -214,9 +215,9 @@ func TestSecretsHTTPDown(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	c, _ := startProxy(t, map[string]any{"name": "gone", "type": "sse", "url": "http://ada:SECRET-PW-77@" + addr + "/sse?api_key=SECRET-Q-77&page=2"})
+	c, _ := startProxy(t, map[string]any{"name": "gone", "type": "sse", "url": "http://ada:SECRET-PW-77@" + addr + "/s/SECRET-PATH-77/sse?api_key=SECRET-Q-77&page=2"})
 	d := describe(t, c).Description
-	if want := `MCP server "gone" (sse: http://` + addr + "/sse) is not available"; !strings.HasPrefix(d, want) {
+	if want := `MCP server "gone" (sse: http://` + addr + ") is not available"; !strings.HasPrefix(d, want) {
 		t.Errorf("description does not start with %q:\n%s", want, d)
 	}
 	noLeak(t, "the description", d, "SECRET", "ada", "page=2", "?")
@@ -225,8 +226,8 @@ func TestSecretsHTTPDown(t *testing.T) {
 func TestSafeURLs(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
-		`Post "http://ada:***@127.0.0.1:8080/mcp?api_key=x&page=2": dial tcp: refused`: `Post "http://127.0.0.1:8080/mcp": dial tcp: refused`,
-		"see https://example.com/a/b#frag, then HTTPS://h/?q=1.":                       "see https://example.com/a/b, then https://h/.",
+		`Post "http://ada:***@127.0.0.1:8080/mcp?api_key=x&page=2": dial tcp: refused`: `Post "http://127.0.0.1:8080": dial tcp: refused`,
+		"see https://example.com/a/KEY-1#frag, then HTTPS://h/?q=1.":                   "see https://example.com, then https://h.",
 		"no URL here: ftp://h/x?y": "no URL here: ftp://h/x?y",
 		"http://[::1":              "(an unparsable URL)",
 	} {
