@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/parselbox/parselbox/host"
+	"github.com/parselbox/parselbox/host/serve"
 	"github.com/parselbox/parselbox/internal/browsertest"
 )
 
@@ -212,6 +215,63 @@ func waitFor(ctx context.Context, expr string, d time.Duration) error {
 		_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(time.Second)))
 		if err == nil || time.Now().After(deadline) {
 			return err
+		}
+	}
+}
+
+// A service worker sees the URL of every navigation in its scope: one the
+// guest's page registered on the first visit would read the token when
+// the user opens the link again. With a token, the server refuses to
+// serve one.
+func TestServedAppServiceWorkerRefused(t *testing.T) {
+	t.Parallel()
+	b := browsertest.New(t)
+	const token = "0123456789abcdef-worker-token"
+	var mu sync.Mutex
+	var seen []string
+	var link string
+	chat := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.URL.String())
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, `<!DOCTYPE html><p><a id="link" href="`+link+`">your app</a></p>`)
+	}))
+	defer chat.Close()
+	chatURL := strings.Replace(chat.URL, "127.0.0.1", "localhost", 1)
+	ws, files := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(ws, "index.html"), []byte(`<h1 id="app">the app</h1><script>
+navigator.serviceWorker.register("/sw.js").then(() => document.title = "registered", e => document.title = "refused: " + e.message);
+</script>`), 0o644)
+	os.WriteFile(filepath.Join(ws, "sw.js"), []byte(`self.addEventListener("install", e => self.skipWaiting());
+self.addEventListener("activate", e => e.waitUntil(clients.claim()));
+self.addEventListener("fetch", e => { fetch("`+chatURL+`/report?u=" + encodeURIComponent(e.request.url), {mode: "no-cors"}); });`), 0o644)
+	srv, err := serve.Listen(serve.Options{Addr: "0.0.0.0:0", Token: token, Workspace: ws, Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	link = srv.URL() + "/?token=" + token
+	ctx, cancel := context.WithTimeout(b.Ctx, 60*time.Second)
+	defer cancel()
+	for visit := range 2 {
+		if err := chromedp.Do(ctx, chromedp.Navigate(chatURL+"/"), chromedp.Click("#link")); err != nil {
+			t.Fatal(err)
+		}
+		if err := waitFor(ctx, `document.getElementById("app") && document.title !== ""`, 20*time.Second); err != nil {
+			t.Fatalf("visit %d: the app never loaded: %v", visit, err)
+		}
+		got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + " " + document.title`))
+		if !strings.HasPrefix(got, srv.URL()+"/ refused: ") {
+			t.Errorf("visit %d: %s", visit, got)
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // a worker's report would be on its way
+	mu.Lock()
+	defer mu.Unlock()
+	for _, s := range seen {
+		if strings.HasPrefix(s, "/report") {
+			t.Errorf("a service worker of the guest's reported %s", s)
 		}
 	}
 }

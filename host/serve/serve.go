@@ -304,6 +304,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		errorJSON(w, http.StatusUnauthorized, "Unauthorized: this app needs its token (?token=...)")
 		return
 	}
+	if s.token != "" && (r.Header.Get("Service-Worker") == "script" || r.Header.Get("Sec-Fetch-Dest") == "serviceworker") {
+		// A service worker of the guest's would see the URLs of the
+		// navigations it handles, the next ?token= link's among them.
+		errorJSON(w, http.StatusForbidden, "Forbidden: no service workers where a token guards the app")
+		return
+	}
 	if t := r.URL.Query().Get("token"); t != "" && s.hasKey(r) && !foreign {
 		http.SetCookie(w, &http.Cookie{Name: s.cookie, Value: t, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 		// The URL holds the token: no Referer may carry it on.

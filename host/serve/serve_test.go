@@ -527,3 +527,38 @@ func TestServeTokenNavigation(t *testing.T) {
 		t.Errorf("the clean URL with the cookie: %d %v %s", r.status, r.header, r.body)
 	}
 }
+
+// With a token, no service worker is served (it would see the URL of the
+// next ?token= navigation); without one, as before.
+func TestServeServiceWorker(t *testing.T) {
+	t.Parallel()
+	ws, files := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(ws, "sw.js"), []byte("self.onfetch = () => {}"), 0o644)
+	const token = "0123456789abcdef-sw-token"
+	guarded, err := serve.Listen(serve.Options{Addr: "0.0.0.0:0", Token: token, Workspace: ws, Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer guarded.Close()
+	plain, err := serve.Listen(serve.Options{Addr: "127.0.0.1:0", Workspace: ws, Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	worker := map[string]string{"Service-Worker": "script", "Sec-Fetch-Dest": "serviceworker", "Cookie": "x=y"}
+	auth := "Bearer " + token
+	for name, tc := range map[string]struct {
+		url    string
+		header map[string]string
+		status int
+	}{
+		"a worker, with the token":    {guarded.URL() + "/sw.js", map[string]string{"Service-Worker": "script", "Authorization": auth}, 403},
+		"a worker (Sec-Fetch-Dest)":   {guarded.URL() + "/sw.js", map[string]string{"Sec-Fetch-Dest": "serviceworker", "Authorization": auth}, 403},
+		"the script, not as a worker": {guarded.URL() + "/sw.js", map[string]string{"Sec-Fetch-Dest": "script", "Authorization": auth}, 200},
+		"a worker, no token set":      {plain.URL() + "/sw.js", worker, 200},
+	} {
+		if r := do(t, "GET", tc.url, nil, tc.header); r.status != tc.status {
+			t.Errorf("%s: %d %s", name, r.status, r.body)
+		}
+	}
+}
