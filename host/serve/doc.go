@@ -20,7 +20,12 @@
 // or the app of another sandbox, cannot drive tools that run with the
 // host's credentials. Bound beyond loopback, every request needs the
 // token (Bearer, the X-Parselbox-Token header, or ?token= once, which sets
-// a cookie named by the port) or the key.
+// a cookie named by the port) or the key. A browser's navigation with
+// ?token= gets a page of the server's own that replaces the URL by the
+// one without the token before the guest's page loads (whose script
+// would otherwise read the token and could send it anywhere); the cookie
+// keeps the app open. With a token, no service worker is served (it would
+// see the URLs of the navigations it handles).
 //
 //	srv, err := serve.Listen(serve.Options{Addr: "127.0.0.1:8000", Workspace: dir, Files: files, API: sb})
 //	defer srv.Close() // srv.URL() is where it serves

@@ -3,7 +3,9 @@ package serve
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -302,8 +304,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		errorJSON(w, http.StatusUnauthorized, "Unauthorized: this app needs its token (?token=...)")
 		return
 	}
+	if s.token != "" && (r.Header.Get("Service-Worker") == "script" || r.Header.Get("Sec-Fetch-Dest") == "serviceworker") {
+		// A service worker of the guest's would see the URLs of the
+		// navigations it handles, the next ?token= link's among them.
+		errorJSON(w, http.StatusForbidden, "Forbidden: no service workers where a token guards the app")
+		return
+	}
 	if t := r.URL.Query().Get("token"); t != "" && s.hasKey(r) && !foreign {
 		http.SetCookie(w, &http.Cookie{Name: s.cookie, Value: t, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		// The URL holds the token: no Referer may carry it on.
+		w.Header().Set("Referrer-Policy", "no-referrer")
+		if r.Method == http.MethodGet && r.Header.Get("Sec-Fetch-Mode") == "navigate" {
+			// A browser opening the link: the guest's page must not load
+			// at this URL, where its script would read the token.
+			dropToken(w, r)
+			return
+		}
 	}
 	p := r.URL.Path
 	switch {
@@ -333,6 +349,53 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.file(w, r, s.ws, p, false)
 	}
 }
+
+// dropToken answers a browser's navigation to a URL with ?token= (the
+// cookie is set) with a page of ours that replaces it, in the document
+// and its history entry, by the URL without the token: the guest's page
+// loads there, with the cookie, and its script never sees the token. It
+// is a page and not a redirect because a redirect of a navigation that
+// began on another site (the user clicking the link in a chat) would be
+// that site's, and Chromium would not send the SameSite=Strict cookie
+// after it; location.replace is a navigation of this origin's own. In a
+// frame of another site the cookie goes nowhere (SameSite, and third-party
+// cookies): the page offers to open the app in a tab of its own instead.
+func dropToken(w http.ResponseWriter, r *http.Request) {
+	p := "/" + strings.TrimLeft(r.URL.EscapedPath(), "/") // "//host/" would be another origin
+	clean := p
+	var keep []string
+	for _, kv := range strings.Split(r.URL.RawQuery, "&") {
+		k, _, _ := strings.Cut(kv, "=")
+		if k, err := url.QueryUnescape(k); kv != "" && (err != nil || k != "token") {
+			keep = append(keep, kv)
+		}
+	}
+	if len(keep) > 0 {
+		clean += "?" + strings.Join(keep, "&")
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src '"+dropTokenHash+"'")
+	page := `<!DOCTYPE html><html><head><meta charset="utf-8"><title>parselbox</title></head><body>`
+	if r.Header.Get("Sec-Fetch-Dest") != "document" && r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		page += `<p>This app opens in a tab of its own: <a href="` + html.EscapeString(p+"?"+r.URL.RawQuery) +
+			`" target="_blank" rel="noopener">open it</a>.</p></body></html>`
+	} else {
+		page += `<p><a id="pbx-next" href="` + html.EscapeString(clean) + `">Open the app</a></p><script>` +
+			dropTokenScript + `</script></body></html>`
+	}
+	io.WriteString(w, page)
+}
+
+// dropTokenScript goes to the URL without the token (the link's), from
+// this origin whatever the path, keeping the fragment.
+const dropTokenScript = `location.replace(location.origin+document.getElementById("pbx-next").getAttribute("href")+location.hash)`
+
+var dropTokenHash = func() string {
+	h := sha256.Sum256([]byte(dropTokenScript))
+	return "sha256-" + base64.StdEncoding.EncodeToString(h[:])
+}()
 
 func (s *Server) apiRequest(w http.ResponseWriter, r *http.Request) {
 	req := &Request{Method: r.Method, Path: r.URL.Path, Params: map[string]string{}}

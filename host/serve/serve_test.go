@@ -2,6 +2,8 @@ package serve_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"html"
 	"io"
@@ -431,6 +433,132 @@ func TestIsLoopback(t *testing.T) {
 	} {
 		if got := serve.IsLoopback(host); got != want {
 			t.Errorf("IsLoopback(%q) = %v, want %v", host, got, want)
+		}
+	}
+}
+
+// A browser's navigation with ?token= gets the cookie and a page of the
+// server's own that goes to the URL without the token (the guest's page
+// never loads where its script would read it); every other request with
+// ?token= is answered as before, and no Referer carries the URL on.
+func TestServeTokenNavigation(t *testing.T) {
+	t.Parallel()
+	const token = "0123456789abcdef-nav-token"
+	ws, files := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(ws, "index.html"), []byte("<p>guest page</p>"), 0o644)
+	os.Mkdir(filepath.Join(ws, "sub"), 0o755)
+	os.WriteFile(filepath.Join(ws, "sub", "p.html"), []byte("<p>guest sub</p>"), 0o644)
+	srv, err := serve.Listen(serve.Options{Addr: "0.0.0.0:0", Token: token, Workspace: ws, Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	base := srv.URL()
+	nav := func(dest, site string) map[string]string {
+		return map[string]string{"Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": dest, "Sec-Fetch-Site": site}
+	}
+	cookieSet := func(r reply) bool {
+		c := r.header.Get("Set-Cookie")
+		return strings.Contains(c, "="+token) && strings.Contains(c, "HttpOnly") && strings.Contains(c, "SameSite=Strict")
+	}
+	for name, tc := range map[string]struct {
+		path   string
+		header map[string]string
+		next   string // the link of the page that drops the token; "": the guest's page
+		tab    string // the link of the page that opens a tab
+		status int
+	}{
+		"curl":                      {path: "/?token=" + token, status: 200},
+		"fetch":                     {path: "/?token=" + token, header: map[string]string{"Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "empty"}, status: 200},
+		"a link from another site":  {path: "/?token=" + token, header: nav("document", "cross-site"), next: "/", status: 200},
+		"typed":                     {path: "/?token=" + token, header: nav("document", "none"), next: "/", status: 200},
+		"other params kept":         {path: "/sub/p.html?a=1&token=" + token + "&b=x%20y", header: nav("document", "cross-site"), next: "/sub/p.html?a=1&amp;b=x%20y", status: 200},
+		"an escaped name":           {path: "/?tok%65n=" + token + "&q=1", header: nav("document", "none"), next: "/?q=1", status: 200},
+		"a path of another host":    {path: "//evil.example/?token=" + token, header: nav("document", "none"), next: "/evil.example/", status: 200},
+		"a frame of the same site":  {path: "/?token=" + token, header: nav("iframe", "same-site"), next: "/", status: 200},
+		"a frame of another site":   {path: "/?token=" + token, header: nav("iframe", "cross-site"), tab: "/?token=" + token, status: 200},
+		"a wrong token":             {path: "/?token=wrong-" + token, header: nav("document", "cross-site"), status: 401},
+		"a form posted (no change)": {path: "/?token=" + token, header: map[string]string{"Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document", "Sec-Fetch-Site": "same-origin", "Content-Type": "application/x-www-form-urlencoded"}, status: 405},
+	} {
+		method := "GET"
+		if strings.HasPrefix(name, "a form") {
+			method = "POST"
+		}
+		r := do(t, method, base+tc.path, nil, tc.header)
+		if r.status != tc.status {
+			t.Errorf("%s: %d %s", name, r.status, r.body)
+			continue
+		}
+		if r.status == 401 {
+			if r.header.Get("Set-Cookie") != "" || strings.Contains(r.body, "guest") {
+				t.Errorf("%s: %v %s", name, r.header, r.body)
+			}
+			continue
+		}
+		if !cookieSet(r) || r.header.Get("Referrer-Policy") != "no-referrer" {
+			t.Errorf("%s: no cookie or Referrer-Policy: %v", name, r.header)
+		}
+		guest := strings.Contains(r.body, "guest")
+		switch {
+		case tc.next != "":
+			if guest || !strings.Contains(r.body, `<a id="pbx-next" href="`+tc.next+`">`) || strings.Contains(r.body, token) ||
+				r.header.Get("Cache-Control") != "no-store" || !strings.Contains(r.header.Get("Content-Security-Policy"), "default-src 'none'; script-src 'sha256-") {
+				t.Errorf("%s: not the page that drops the token: %v %s", name, r.header, r.body)
+			}
+		case tc.tab != "":
+			if guest || !strings.Contains(r.body, `href="`+tc.tab+`" target="_blank" rel="noopener"`) {
+				t.Errorf("%s: not the page that opens a tab: %s", name, r.body)
+			}
+		case strings.Contains(r.body, "pbx-next") || strings.Contains(r.body, "_blank") || method == "GET" && !guest:
+			t.Errorf("%s: not answered as before: %s", name, r.body)
+		}
+	}
+	// The page's script is the one its CSP allows.
+	r := do(t, "GET", base+"/?token="+token, nil, nav("document", "none"))
+	script := between(r.body, "<script>", "</script>")
+	sum := sha256.Sum256([]byte(script))
+	if want := "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"; script == "" || !strings.Contains(r.header.Get("Content-Security-Policy"), want) {
+		t.Errorf("the CSP %q does not allow the script %q", r.header.Get("Content-Security-Policy"), script)
+	}
+	// The cookie opens the clean URL.
+	c := strings.SplitN(r.header.Get("Set-Cookie"), ";", 2)[0]
+	if r := do(t, "GET", base+"/", nil, map[string]string{"Cookie": c, "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}); r.status != 200 ||
+		!strings.Contains(r.body, "guest page") || r.header.Get("Set-Cookie") != "" {
+		t.Errorf("the clean URL with the cookie: %d %v %s", r.status, r.header, r.body)
+	}
+}
+
+// With a token, no service worker is served (it would see the URL of the
+// next ?token= navigation); without one, as before.
+func TestServeServiceWorker(t *testing.T) {
+	t.Parallel()
+	ws, files := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(ws, "sw.js"), []byte("self.onfetch = () => {}"), 0o644)
+	const token = "0123456789abcdef-sw-token"
+	guarded, err := serve.Listen(serve.Options{Addr: "0.0.0.0:0", Token: token, Workspace: ws, Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer guarded.Close()
+	plain, err := serve.Listen(serve.Options{Addr: "127.0.0.1:0", Workspace: ws, Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	worker := map[string]string{"Service-Worker": "script", "Sec-Fetch-Dest": "serviceworker", "Cookie": "x=y"}
+	auth := "Bearer " + token
+	for name, tc := range map[string]struct {
+		url    string
+		header map[string]string
+		status int
+	}{
+		"a worker, with the token":    {guarded.URL() + "/sw.js", map[string]string{"Service-Worker": "script", "Authorization": auth}, 403},
+		"a worker (Sec-Fetch-Dest)":   {guarded.URL() + "/sw.js", map[string]string{"Sec-Fetch-Dest": "serviceworker", "Authorization": auth}, 403},
+		"the script, not as a worker": {guarded.URL() + "/sw.js", map[string]string{"Sec-Fetch-Dest": "script", "Authorization": auth}, 200},
+		"a worker, no token set":      {plain.URL() + "/sw.js", worker, 200},
+	} {
+		if r := do(t, "GET", tc.url, nil, tc.header); r.status != tc.status {
+			t.Errorf("%s: %d %s", name, r.status, r.body)
 		}
 	}
 }
