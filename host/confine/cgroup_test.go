@@ -99,13 +99,14 @@ func TestCgroupV1CreateLimitsOOM(t *testing.T) {
 			t.Errorf("%s = %q, want %q", file, got, want)
 		}
 	}
-	wantProcs := []string{
-		filepath.Join(c.v1["memory"], name, "cgroup.procs"),
-		filepath.Join(c.v1["pids"], name, "cgroup.procs"),
-		filepath.Join(c.v1["cpu"], name, "cgroup.procs"),
+	// The shim's thread joins, not its process (joinFiles).
+	wantJoin := []string{
+		filepath.Join(c.v1["memory"], name, "tasks"),
+		filepath.Join(c.v1["pids"], name, "tasks"),
+		filepath.Join(c.v1["cpu"], name, "tasks"),
 	}
-	if diff := cmp.Diff(wantProcs, g.procsFiles()); diff != "" {
-		t.Errorf("procs (-want +got):\n%s", diff)
+	if diff := cmp.Diff(wantJoin, g.joinFiles()); diff != "" {
+		t.Errorf("join (-want +got):\n%s", diff)
 	}
 	if n := g.oomKills(); n != 0 {
 		t.Errorf("oom kills before any: %d", n)
@@ -119,8 +120,8 @@ func TestCgroupV1CreateLimitsOOM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(g2.procsFiles()) != 2 {
-		t.Errorf("procs %v", g2.procsFiles())
+	if len(g2.joinFiles()) != 2 {
+		t.Errorf("join %v", g2.joinFiles())
 	}
 	if _, err := os.Stat(filepath.Join(g2.memDir, "memory.limit_in_bytes")); err == nil {
 		t.Error("a memory limit of 0 was written")
@@ -163,7 +164,7 @@ func TestCgroupV2Delegated(t *testing.T) {
 			t.Errorf("%s = %q, want %q", file, got, want)
 		}
 	}
-	if diff := cmp.Diff([]string{filepath.Join(d, "cgroup.procs")}, g.procsFiles()); diff != "" {
+	if diff := cmp.Diff([]string{filepath.Join(d, "cgroup.procs")}, g.joinFiles()); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	write(t, filepath.Join(d, "memory.events"), "low 0\nhigh 0\nmax 7\noom 1\noom_kill 1\noom_group_kill 0\n")

@@ -342,7 +342,7 @@ func Command(cmd *exec.Cmd, spec *Spec) (*Guard, error) {
 			g.report.set(LayerCgroup, Unavailable, "", err.Error())
 		} else {
 			g.cgroup, g.limitsMemory = cg, cg.memoryMB > 0
-			p.Cgroup = cg.procsFiles()
+			p.Cgroup = cg.joinFiles()
 		}
 	}
 	if p.UID >= 0 {

@@ -71,7 +71,8 @@
 //
 //	func main() {} // never reached when started as the shim
 //
-// The shim's order: join the cgroup (as root); open the Landlock rules'
+// The shim's order: join the cgroup (as root; in v1 the thread that will
+// execute the program joins, not the whole shim); open the Landlock rules'
 // paths (as root); become the user (keeping only CAP_DAC_OVERRIDE); set
 // the parent-death signal again (a change of user clears it) and check the
 // parent; no_new_privs; Landlock; seccomp; execve. If any step fails it

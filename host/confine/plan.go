@@ -22,7 +22,8 @@ import (
 type plan struct {
 	// Parent is the host's pid; the shim refuses to run for another parent.
 	Parent int `json:"parent"`
-	// Cgroup lists the cgroup.procs files the shim writes its pid to.
+	// Cgroup lists the files the shim writes "0" (itself) to, to join the
+	// cgroup (cgroup.joinFiles).
 	Cgroup   []string      `json:"cgroup,omitempty"`
 	Landlock *landlockPlan `json:"landlock,omitempty"`
 	Seccomp  *seccompPlan  `json:"seccomp,omitempty"`

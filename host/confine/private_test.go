@@ -1,7 +1,10 @@
 package confine
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/parselbox/parselbox/internal/testenv"
 )
 
 // A private directory is a copy the process may write, owned by its user,
@@ -185,4 +190,128 @@ func TestPrivateName(t *testing.T) {
 	} else if fi.Mode().Perm() != 0o700 {
 		t.Errorf("mode %v", fi.Mode())
 	}
+}
+
+// Of a SQLite write-ahead log, the copy keeps the header and the frames
+// of its salt, up to the first of another salt (left from before the log
+// was started again) or cut short; what is not a log is copied whole.
+func TestPrivateWALFrames(t *testing.T) {
+	t.Parallel()
+	const pageSize = 512
+	header := func(salt uint32) []byte {
+		h := make([]byte, walHeader)
+		binary.BigEndian.PutUint32(h[0:], walMagic)
+		binary.BigEndian.PutUint32(h[4:], 3007000)
+		binary.BigEndian.PutUint32(h[8:], pageSize)
+		binary.BigEndian.PutUint32(h[16:], salt)
+		binary.BigEndian.PutUint32(h[20:], salt+1)
+		return h
+	}
+	frame := func(page, salt uint32) []byte {
+		f := make([]byte, walFrameHeader+pageSize)
+		binary.BigEndian.PutUint32(f[0:], page)
+		binary.BigEndian.PutUint32(f[8:], salt)
+		binary.BigEndian.PutUint32(f[12:], salt+1)
+		for i := walFrameHeader; i < len(f); i++ {
+			f[i] = byte(page)
+		}
+		return f
+	}
+	current := slices.Concat(header(7), frame(1, 7), frame(2, 7), frame(1, 7), frame(3, 7), frame(2, 7))
+	old := slices.Concat(frame(4, 6), frame(5, 6), frame(6, 6), frame(7, 6))
+	for name, c := range map[string]struct{ file, want []byte }{
+		"restarted-wal": {slices.Concat(current, old), current},
+		// A frame of another salt among the current ones: SQLite stops
+		// there, and the copy may go on, but not stop before (want is
+		// then the least it copies).
+		"holed-wal": {slices.Concat(current, frame(4, 6), frame(5, 7), old), current},
+		"cut-wal":   {slices.Concat(current, frame(3, 7)[:100]), current},
+		"whole-wal": {current, current},
+		"other-wal": {[]byte("not a log, as long as a header or more"), []byte("not a log, as long as a header or more")},
+		"short-wal": {[]byte("short"), []byte("short")},
+		"cache.db":  {slices.Concat(current, frame(3, 6)), slices.Concat(current, frame(3, 6))},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			src := t.TempDir()
+			if err := os.WriteFile(filepath.Join(src, name), c.file, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			pc, err := newPrivateCopy(src, nil, -1, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pc.remove()
+			got, err := os.ReadFile(filepath.Join(pc.dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if name == "holed-wal" {
+				if !bytes.HasPrefix(c.file, got) || !bytes.HasPrefix(got, c.want) {
+					t.Errorf("copied %d bytes of %d, want at least %d", len(got), len(c.file), len(c.want))
+				}
+			} else if !bytes.Equal(got, c.want) {
+				t.Errorf("copied %d bytes, want %d", len(got), len(c.want))
+			}
+		})
+	}
+}
+
+// SQLite reads from the copy of a log started again after a checkpoint,
+// without its older frames, all that it reads from the original.
+func TestPrivateWALSQLite(t *testing.T) {
+	t.Parallel()
+	deno := filepath.Join(testenv.Runtime(t).Dir, "node_modules", "@deno", "linux-x64-glibc", "deno")
+	run := func(code string) string {
+		t.Helper()
+		cmd := exec.Command(deno, "eval", "--no-config", "--quiet", code)
+		cmd.Env = []string{"DENO_DIR=" + t.TempDir(), "NO_COLOR=1"}
+		out, err := cmd.Output()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL {
+			err = nil // killed itself, as Deno's processes are
+		}
+		if err != nil {
+			t.Fatalf("%v: %s", err, ee.Stderr)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	shared := t.TempDir()
+	db := strconv.Quote(filepath.Join(shared, "cache"))
+	// 200 rows, a checkpoint, 5 rows more that start the log again over the
+	// first frames; then no checkpoint on exit.
+	run(`import { DatabaseSync } from "node:sqlite";
+const db = new DatabaseSync(` + db + `);
+db.exec("PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0; CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB)");
+const put = db.prepare("INSERT INTO t(v) VALUES (?)");
+for (let i = 0; i < 200; i++) put.run(new Uint8Array(1000).fill(i));
+db.exec("PRAGMA wal_checkpoint(PASSIVE)");
+for (let i = 0; i < 5; i++) put.run(new Uint8Array(1000).fill(i));
+Deno.kill(Deno.pid, "SIGKILL");`)
+	pc, err := newPrivateCopy(shared, nil, -1, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.remove()
+	orig, err := os.Stat(filepath.Join(shared, "cache-wal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied, err := os.Stat(filepath.Join(pc.dir, "cache-wal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if copied.Size() >= orig.Size() {
+		t.Errorf("a log of %d bytes copied as %d: its older frames too", orig.Size(), copied.Size())
+	}
+	query := func(dir string) string {
+		return run(`import { DatabaseSync } from "node:sqlite";
+const db = new DatabaseSync(` + strconv.Quote(filepath.Join(dir, "cache")) + `);
+console.log(JSON.stringify([db.prepare("PRAGMA integrity_check").get(), db.prepare("SELECT count(*) AS n, sum(length(v)) AS bytes, max(k) AS last FROM t").get()]));`)
+	}
+	got := query(pc.dir)
+	if want := query(shared); got != want || !strings.Contains(got, `"n":205`) {
+		t.Errorf("the copy reads %s, the original %s", got, want)
+	}
+	t.Logf("log %d bytes, copied %d: %s", orig.Size(), copied.Size(), got)
 }

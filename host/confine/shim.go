@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"syscall"
 
 	"github.com/elastic/go-seccomp-bpf"
@@ -56,9 +55,8 @@ func runShim(args []string) error {
 	if p.Parent != 0 && os.Getppid() != p.Parent {
 		return fmt.Errorf("parent %d is gone", p.Parent)
 	}
-	pid := []byte(strconv.Itoa(os.Getpid()))
-	for _, f := range p.Cgroup {
-		if err := os.WriteFile(f, pid, 0); err != nil {
+	for _, f := range p.Cgroup { // "0": this thread (v1 tasks), its process (cgroup.procs)
+		if err := os.WriteFile(f, []byte("0"), 0); err != nil {
 			return fmt.Errorf("joining cgroup: %w", err)
 		}
 	}
