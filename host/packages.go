@@ -176,6 +176,10 @@ func (s *Sandbox) runtimePackages(ctx context.Context, code string) error {
 	}
 	var paths, libs []string
 	for _, name := range missing {
+		if !packages.IsName(name) { // (an import name; never a path or URL)
+			s.log.Warn("runtime package not installed: not a name", "import", name)
+			continue
+		}
 		wheels, err := s.pkgs.Install(ctx, s.pkgSource, []string{name})
 		if err != nil {
 			s.log.Warn("runtime package not installed", "import", name, "error", err)
@@ -199,6 +203,14 @@ func (s *Sandbox) runtimePackages(ctx context.Context, code string) error {
 // it says how to declare them.
 func (s *Sandbox) guestPackages(ctx context.Context, names []string) (any, error) {
 	list := strings.Join(names, ", ")
+	for _, n := range names {
+		// A path or URL would have the host read a host directory or
+		// file, or fetch what the sandbox may not: names only.
+		if !packages.IsName(n) {
+			return nil, &sandbox.RemoteError{Type: sdk.CodeInvalidArgument.Python(), Message: fmt.Sprintf(
+				"%q is not a package name: the host installs packages of its package index by name", n)}
+		}
+	}
 	if !s.cfg.AllowRuntimePackages || s.pkgs == nil {
 		return nil, &sandbox.RemoteError{Type: "ModuleNotFoundError", Message: fmt.Sprintf(
 			"%s: packages of Pyodide's distribution are installed by the host: add them to packages (--packages NAME), "+
