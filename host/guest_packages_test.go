@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/parselbox/parselbox/host"
 	"github.com/parselbox/parselbox/host/packages/pkgtest"
+	"github.com/parselbox/parselbox/internal/testenv"
 )
 
 // The sandbox asks the host for packages of its index by name only: a host
@@ -46,5 +48,44 @@ host_call("packages.install", {"names": ["betapkg"]})
 import betapkg
 betapkg.NAME`)); got != "beta" {
 		t.Errorf("by name: %v", got)
+	}
+}
+
+// require("NAME@VERSION") installs a version from the registry; a version
+// that is a host path (file:), a URL or a git repository is refused: the
+// host's deno install would link a host directory into node_modules, or
+// fetch what the sandbox may not.
+func TestRequireNPMVersionNotAPath(t *testing.T) {
+	t.Parallel()
+	testenv.Runtime(t)
+	secret := t.TempDir() // on the host, not mounted
+	for name, body := range map[string]string{
+		"package.json": `{"name": "left-pad", "version": "9.9.9", "main": "index.js"}`,
+		"index.js":     `module.exports = "host-only " + require("fs").readdirSync(__dirname).join(",")`,
+	} {
+		if err := os.WriteFile(filepath.Join(secret, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pkgDir := t.TempDir()
+	sb := newSandbox(t, host.Config{AllowRuntimePackages: true, PackageDir: pkgDir})
+	for _, spec := range []string{"left-pad@file:" + secret, "left-pad@link:" + secret, "left-pad@https://127.0.0.1:1/x.tgz",
+		"left-pad@git+ssh://git@127.0.0.1/x.git"} {
+		r := exec(t, sb, fmt.Sprintf("require(%q)", spec))
+		if r.Error == nil || r.Error.Type != "ValueError" && r.Error.Type != "ModuleNotFoundError" {
+			t.Errorf("require(%q): %v %+v", spec, r.Output, r.Error)
+		}
+	}
+	matches, _ := filepath.Glob(filepath.Join(pkgDir, "npm", "*", "package.json"))
+	for _, m := range matches {
+		if b, _ := os.ReadFile(m); strings.Contains(string(b), secret) || strings.Contains(string(b), "127.0.0.1") {
+			t.Errorf("%s names what the sandbox asked for: %s", m, b)
+		}
+	}
+	links, _ := filepath.Glob(filepath.Join(pkgDir, "npm", "*", "node_modules", "left-pad"))
+	for _, l := range links {
+		if target, err := os.Readlink(l); err == nil {
+			t.Errorf("node_modules links %s to a host directory: %s", l, target)
+		}
 	}
 }

@@ -293,6 +293,9 @@ func badRequest(method string, err error) error {
 // allow_runtime_packages is on; otherwise it says how to declare it.
 func (s *Sandbox) runtimeNPM(ctx context.Context, spec string) (any, error) {
 	pkg, err := packages.ParseNPM(spec)
+	if err == nil && !pkg.FromRegistry() {
+		err = fmt.Errorf("%q is not a version of the npm registry (a version, a range or a tag; no path, URL or repository)", pkg.Version)
+	}
 	if err != nil {
 		return nil, &sandbox.RemoteError{Type: sdk.CodeInvalidArgument.Python(), Message: fmt.Sprintf("require(%q): %v", spec, err)}
 	}
