@@ -91,6 +91,11 @@ func recordedArgs(args json.RawMessage, red *sdk.Redactor) json.RawMessage {
 // (rec is nil when calls are not recorded).
 func (r *Router) route(ctx context.Context, p *callParams, rec *CallRecord) (json.RawMessage, error) {
 	ns, tool, err := r.tool(ctx, p.Path)
+	if ns == nil && rec != nil {
+		// Not a namespace: the path's first part is the guest's own
+		// making, not a bridge (nor a label of the metrics).
+		rec.Bridge = ""
+	}
 	if err != nil {
 		return nil, r.refuse(p, rec, err)
 	}
