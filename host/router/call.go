@@ -65,12 +65,23 @@ func (r *Router) record(e *Execution, rec *CallRecord, err error) {
 	default:
 		rec.Outcome, rec.Error = "error", err.Error()
 	}
+	rec.Tool, rec.Error = recordedText(rec.Tool), recordedText(rec.Error)
 	ctx := context.Background()
 	if e != nil {
 		ctx = e.ctx
 		rec.Seq = int(e.calls.Add(1))
 	}
 	r.opts.Recorder.ToolCall(ctx, rec)
+}
+
+// recordedText bounds a string of the guest's choosing (a tool path, an
+// error's message) in a record as arguments are: longer ones are kept as
+// their start, and say how long they were.
+func recordedText(s string) string {
+	if len(s) <= maxRecordedArgs {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxRecordedArgs], "") + fmt.Sprintf("... (%d bytes)", len(s))
 }
 
 // maxRecordedArgs bounds the arguments kept in a call's record; longer
