@@ -3,14 +3,20 @@ package packages_test
 import (
 	"archive/zip"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/parselbox/parselbox/host/packages"
+	"github.com/parselbox/parselbox/host/packages/pkgtest"
 )
 
 // zeros is an endless reader of zero bytes.
@@ -79,5 +85,48 @@ func TestInstallZipBomb(t *testing.T) {
 	sites, _ := filepath.Glob(filepath.Join(s.SiteDir(), "*"))
 	if len(sites) > 0 {
 		t.Errorf("unpacked anyway: %q", sites)
+	}
+}
+
+// A remote package index names its files by URL: one that is a file on the
+// host (file://) is refused, in a simple index's links and in a Pyodide
+// lock's file names alike, so that an index cannot have the host read its
+// own files into the package store (and a sandbox import them).
+func TestRemoteIndexNamesNoHostFile(t *testing.T) {
+	t.Parallel()
+	secret := pkgtest.Package{Name: "hostsecret", Files: map[string]string{"hostsecret.py": "KEY = 'host-only'\n"}}
+	wheel := filepath.Join(t.TempDir(), secret.FileName()) // on the host, nowhere in an index
+	b := secret.Wheel(t)
+	if err := os.WriteFile(wheel, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	lock, err := json.Marshal(map[string]any{"info": map[string]string{"python": "3.14"}, "packages": map[string]any{
+		"hostsecret": map[string]any{"name": "hostsecret", "version": "1.0", "file_name": "file://" + wheel,
+			"sha256": hex.EncodeToString(sum[:]), "package_type": "package", "imports": []string{"hostsecret"}, "depends": []string{}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/pyodide/pyodide-lock.json":
+			w.Write(lock)
+		case "/simple/hostsecret/":
+			fmt.Fprintf(w, `<a href="file://%s#sha256=%s">%s</a>`, wheel, hex.EncodeToString(sum[:]), secret.FileName())
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	for _, index := range []string{srv.URL + "/pyodide/", srv.URL + "/simple/"} {
+		s := &packages.Store{Dir: t.TempDir()}
+		ws, err := s.Install(t.Context(), packages.Source{Index: index, RuntimeLock: runtimeLock(t)}, []string{"hostsecret"})
+		if err == nil {
+			t.Errorf("%s: the host installed %s from its own disk: %+v", index, wheel, ws)
+		}
+		if got, _ := filepath.Glob(filepath.Join(s.SiteDir(), "hostsecret-*")); len(got) > 0 {
+			t.Errorf("%s: unpacked into the store: %q", index, got)
+		}
 	}
 }
