@@ -4,6 +4,7 @@ package host_test
 // asks the host to install is untrusted (allow_runtime_packages).
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -87,5 +88,34 @@ func TestRequireNPMVersionNotAPath(t *testing.T) {
 		if target, err := os.Readlink(l); err == nil {
 			t.Errorf("node_modules links %s to a host directory: %s", l, target)
 		}
+	}
+}
+
+// A sandbox's npm.install request cannot change the version of a declared
+// npm package: the set's node_modules is shared by every sandbox of the
+// configuration (other sessions too), which would load the guest's choice.
+func TestRuntimeNPMKeepsDeclaredVersion(t *testing.T) {
+	t.Parallel()
+	testenv.Runtime(t)
+	testenv.NPMRegistry(t)
+	pkgDir := t.TempDir()
+	cfg := host.Config{Packages: []string{"npm:left-pad@1.3.0"}, AllowRuntimePackages: true, PackageDir: pkgDir}
+	sb := newSandbox(t, cfg)
+	r := exec(t, sb, `from _parselbox.hostcall import host_call
+host_call("npm.install", {"package": "left-pad@1.1.3"})`)
+	if r.Error == nil {
+		t.Errorf("the host installed another version of a declared package: %s", r.Output)
+	}
+	matches, _ := filepath.Glob(filepath.Join(pkgDir, "npm", "*", "node_modules", "left-pad", "package.json"))
+	if len(matches) != 1 {
+		t.Fatalf("left-pad's package.json: %v", matches)
+	}
+	b, err := os.ReadFile(matches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pj struct{ Version string }
+	if err := json.Unmarshal(b, &pj); err != nil || pj.Version != "1.3.0" {
+		t.Errorf("the set's left-pad is now %q (%v), not the declared 1.3.0", pj.Version, err)
 	}
 }

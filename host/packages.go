@@ -296,6 +296,15 @@ func (s *Sandbox) runtimeNPM(ctx context.Context, spec string) (any, error) {
 	if err == nil && !pkg.FromRegistry() {
 		err = fmt.Errorf("%q is not a version of the npm registry (a version, a range or a tag; no path, URL or repository)", pkg.Version)
 	}
+	if _, declared, _ := packages.Split(s.cfg.Packages); err == nil {
+		// The set's node_modules is every sandbox's of this configuration:
+		// a declared package keeps the declared version.
+		for _, d := range declared {
+			if d.Name == pkg.Name && d.Version != pkg.Version {
+				err = fmt.Errorf("%s is declared in packages (%s): its version is the configuration's", pkg.Name, d)
+			}
+		}
+	}
 	if err != nil {
 		return nil, &sandbox.RemoteError{Type: sdk.CodeInvalidArgument.Python(), Message: fmt.Sprintf("require(%q): %v", spec, err)}
 	}
