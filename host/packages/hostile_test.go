@@ -130,3 +130,38 @@ func TestRemoteIndexNamesNoHostFile(t *testing.T) {
 		}
 	}
 }
+
+// A package index that answers with more than a wheel can be (here an
+// endless body, as a lock's file) is cut off: the host does not read it
+// all into memory.
+func TestInstallEndlessDownload(t *testing.T) {
+	t.Parallel()
+	lock, err := json.Marshal(map[string]any{"info": map[string]string{"python": "3.14"}, "packages": map[string]any{
+		"endless": map[string]any{"name": "endless", "version": "1.0", "file_name": "endless-1.0-py3-none-any.whl",
+			"sha256": strings.Repeat("0", 64), "package_type": "package", "imports": []string{"endless"}, "depends": []string{}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/pyodide/pyodide-lock.json":
+			w.Write(lock)
+		case "/pyodide/endless-1.0-py3-none-any.whl":
+			buf := make([]byte, 1<<20)
+			for {
+				if _, err := w.Write(buf); err != nil {
+					return // the host hung up
+				}
+			}
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	s := &packages.Store{Dir: t.TempDir()}
+	_, err = s.Install(t.Context(), packages.Source{Index: srv.URL + "/pyodide/"}, []string{"endless"})
+	if err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Errorf("an endless download: %v", err)
+	}
+}

@@ -113,9 +113,20 @@ func (s *Store) get(ctx context.Context, src string) ([]byte, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET %s: %s", src, resp.Status)
 	}
+	if resp.ContentLength > maxDownload {
+		return nil, fmt.Errorf("GET %s: %d bytes, more than the %d MB a download may be", src, resp.ContentLength, maxDownload>>20)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxDownload+1))
+	if err == nil && len(b) > maxDownload {
+		return nil, fmt.Errorf("GET %s: more than the %d MB a download may be", src, maxDownload>>20)
+	}
 	s.log().Debug("downloaded", "url", src)
-	return io.ReadAll(resp.Body)
+	return b, err
 }
+
+// maxDownload bounds what one download (a lock file, an index's page, a
+// wheel) may be: an index that answers without end is cut off.
+const maxDownload = 512 << 20
 
 // writeAtomic writes a file so that it appears complete or not at all.
 func writeAtomic(dst string, b []byte) error {
