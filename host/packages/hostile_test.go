@@ -133,9 +133,10 @@ func TestRemoteIndexNamesNoHostFile(t *testing.T) {
 
 // A package index that answers with more than a wheel can be (here an
 // endless body, as a lock's file) is cut off: the host does not read it
-// all into memory.
+// all into memory. The limit is lowered to 4 MB for the test (not
+// parallel: the limit is the package's).
 func TestInstallEndlessDownload(t *testing.T) {
-	t.Parallel()
+	t.Cleanup(packages.SetMaxDownload(4 << 20))
 	lock, err := json.Marshal(map[string]any{"info": map[string]string{"python": "3.14"}, "packages": map[string]any{
 		"endless": map[string]any{"name": "endless", "version": "1.0", "file_name": "endless-1.0-py3-none-any.whl",
 			"sha256": strings.Repeat("0", 64), "package_type": "package", "imports": []string{"endless"}, "depends": []string{}},
