@@ -176,6 +176,10 @@ func (s *Sandbox) runtimePackages(ctx context.Context, code string) error {
 	}
 	var paths, libs []string
 	for _, name := range missing {
+		if !packages.IsName(name) { // (an import name; never a path or URL)
+			s.log.Warn("runtime package not installed: not a name", "import", name)
+			continue
+		}
 		wheels, err := s.pkgs.Install(ctx, s.pkgSource, []string{name})
 		if err != nil {
 			s.log.Warn("runtime package not installed", "import", name, "error", err)
@@ -199,6 +203,14 @@ func (s *Sandbox) runtimePackages(ctx context.Context, code string) error {
 // it says how to declare them.
 func (s *Sandbox) guestPackages(ctx context.Context, names []string) (any, error) {
 	list := strings.Join(names, ", ")
+	for _, n := range names {
+		// A path or URL would have the host read a host directory or
+		// file, or fetch what the sandbox may not: names only.
+		if !packages.IsName(n) {
+			return nil, &sandbox.RemoteError{Type: sdk.CodeInvalidArgument.Python(), Message: fmt.Sprintf(
+				"%q is not a package name: the host installs packages of its package index by name", n)}
+		}
+	}
 	if !s.cfg.AllowRuntimePackages || s.pkgs == nil {
 		return nil, &sandbox.RemoteError{Type: "ModuleNotFoundError", Message: fmt.Sprintf(
 			"%s: packages of Pyodide's distribution are installed by the host: add them to packages (--packages NAME), "+
@@ -281,6 +293,18 @@ func badRequest(method string, err error) error {
 // allow_runtime_packages is on; otherwise it says how to declare it.
 func (s *Sandbox) runtimeNPM(ctx context.Context, spec string) (any, error) {
 	pkg, err := packages.ParseNPM(spec)
+	if err == nil && !pkg.FromRegistry() {
+		err = fmt.Errorf("%q is not a version of the npm registry (a version, a range or a tag; no path, URL or repository)", pkg.Version)
+	}
+	if _, declared, _ := packages.Split(s.cfg.Packages); err == nil {
+		// The set's node_modules is every sandbox's of this configuration:
+		// a declared package keeps the declared version.
+		for _, d := range declared {
+			if d.Name == pkg.Name && d.Version != pkg.Version {
+				err = fmt.Errorf("%s is declared in packages (%s): its version is the configuration's", pkg.Name, d)
+			}
+		}
+	}
 	if err != nil {
 		return nil, &sandbox.RemoteError{Type: sdk.CodeInvalidArgument.Python(), Message: fmt.Sprintf("require(%q): %v", spec, err)}
 	}

@@ -56,6 +56,7 @@ type session struct {
 	running   *execution             // the execution in the sandbox now
 	suspended map[string]*suspension // by request state (multi round trip)
 	files     map[string]bool        // paths announced as resources
+	announced []string               // the same, oldest first
 	ended     bool
 
 	warnNoElicit sync.Once // logs that the client cannot elicit
@@ -439,16 +440,34 @@ func (s *session) app() string {
 	return s.box.sb.ServeURL()
 }
 
+// maxResources is how many files a session announces as resources at
+// most: past it, the oldest are withdrawn (code that writes new files on
+// every call would otherwise grow the session without bound).
+const maxResources = 10000
+
 // announce registers the files as resources; the go-sdk tells the client
 // with notifications/resources/list_changed.
 func (s *session) announce(paths []string) {
+	paths = paths[max(0, len(paths)-maxResources):]
 	for _, p := range paths {
 		s.mu.Lock()
 		known := s.files[p]
 		s.files[p] = true
+		var withdrawn []string
+		if !known {
+			s.announced = append(s.announced, p)
+			for len(s.announced) > maxResources {
+				delete(s.files, s.announced[0])
+				withdrawn = append(withdrawn, fileURI(s.announced[0]))
+				s.announced = s.announced[1:]
+			}
+		}
 		s.mu.Unlock()
 		if known {
 			continue
+		}
+		if len(withdrawn) > 0 {
+			s.server.RemoveResources(withdrawn...)
 		}
 		s.server.AddResource(&mcp.Resource{
 			URI:      fileURI(p),

@@ -120,6 +120,13 @@ func installed(wheels []Wheel, problems []string) ([]Wheel, error) {
 	return wheels, nil
 }
 
+// webURL says u is an http or https URL: what a package index on the web
+// may name (a file:// URL would have the host read its own files).
+func webURL(u string) bool {
+	scheme, _, ok := strings.Cut(u, "://")
+	return ok && (strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https"))
+}
+
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
@@ -239,7 +246,11 @@ func (s *Store) lockWheel(ctx context.Context, ix *index, tg Target, p LockPacka
 	} else if err := tg.Compatible(fileName); err != nil {
 		return Wheel{}, err
 	}
-	file, sum, err := s.fetchWheel(ctx, ix.fileURL(p.FileName), fileName, p.SHA256)
+	src := ix.fileURL(p.FileName)
+	if webURL(ix.base) && !webURL(src) {
+		return Wheel{}, fmt.Errorf("%q: a package index on the web may name files on the web only", p.FileName)
+	}
+	file, sum, err := s.fetchWheel(ctx, src, fileName, p.SHA256)
 	if err != nil {
 		return Wheel{}, err
 	}

@@ -62,6 +62,14 @@ func ParseNPM(spec string) (NPM, error) {
 	return NPM{Name: name, Version: version}, nil
 }
 
+// FromRegistry says the version is one the registry resolves: a version, a
+// range or a dist-tag ("1.3.0", "^4 || 5.x", "latest"), not a host path
+// (file:, link:), a URL or a git repository, which deno install would link
+// or fetch as they are.
+func (p NPM) FromRegistry() bool { return npmRegistryVersion.MatchString(p.Version) }
+
+var npmRegistryVersion = regexp.MustCompile(`^[A-Za-z0-9.^~<>=|*+ -]*$`)
+
 // npmName follows npm's rules for new package names: lower case, URL-safe,
 // an optional "@scope/" prefix, neither part starting with "." or "_" (and
 // at most 214 characters, checked apart).

@@ -64,12 +64,16 @@ func (s *Store) simpleFiles(ctx context.Context, base, name string) ([]simpleFil
 	if err != nil {
 		return nil, err
 	}
-	for i := range files {
-		if u, err := pageURL.Parse(files[i].URL); err == nil {
-			files[i].URL = u.String()
+	web := files[:0]
+	for _, f := range files {
+		if u, err := pageURL.Parse(f.URL); err == nil {
+			f.URL = u.String()
+		}
+		if webURL(f.URL) { // (not a file of the host's)
+			web = append(web, f)
 		}
 	}
-	return files, nil
+	return web, nil
 }
 
 // newerVersion compares dotted versions numerically where they are numbers.

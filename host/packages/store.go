@@ -113,9 +113,21 @@ func (s *Store) get(ctx context.Context, src string) ([]byte, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET %s: %s", src, resp.Status)
 	}
+	if resp.ContentLength > maxDownload {
+		return nil, fmt.Errorf("GET %s: %d bytes, more than the %d MB a download may be", src, resp.ContentLength, maxDownload>>20)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxDownload+1))
+	if err == nil && int64(len(b)) > maxDownload {
+		return nil, fmt.Errorf("GET %s: more than the %d MB a download may be", src, maxDownload>>20)
+	}
 	s.log().Debug("downloaded", "url", src)
-	return io.ReadAll(resp.Body)
+	return b, err
 }
+
+// maxDownload bounds what one download (a lock file, an index's page, a
+// wheel) may be: an index that answers without end is cut off. A variable
+// for the test that must not send 512 MB.
+var maxDownload int64 = 512 << 20
 
 // writeAtomic writes a file so that it appears complete or not at all.
 func writeAtomic(dst string, b []byte) error {
@@ -206,6 +218,14 @@ func (s *Store) unpack(file, sum string) (unpackedWheel, error) {
 	if err != nil {
 		return unpackedWheel{}, fmt.Errorf("%s: not a wheel: %w", filepath.Base(file), err)
 	}
+	// (archive/zip stops a member at its declared size: the sum holds.)
+	var total uint64
+	for _, f := range zr.File {
+		total += f.UncompressedSize64
+	}
+	if total > maxUnpacked {
+		return unpackedWheel{}, fmt.Errorf("%s unpacks to more than %d MB: refused", filepath.Base(file), maxUnpacked>>20)
+	}
 	u := unpackedWheel{dir: dirName, imports: topLevel(zr)}
 	for _, f := range zr.File {
 		if rel, ok := wheelPath(f.Name); ok && isLib(rel) {
@@ -237,12 +257,8 @@ func (s *Store) unpack(file, sum string) (unpackedWheel, error) {
 		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 			return unpackedWheel{}, err
 		}
-		data, err := readMember(f)
-		if err != nil {
+		if err := writeMember(f, out); err != nil {
 			return unpackedWheel{}, fmt.Errorf("%s: %s: %w", filepath.Base(file), f.Name, err)
-		}
-		if err := os.WriteFile(out, data, 0o644); err != nil {
-			return unpackedWheel{}, err
 		}
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
@@ -312,6 +328,28 @@ func topLevel(zr *zip.Reader) []string {
 		}
 	}
 	return names
+}
+
+// maxUnpacked is the most a wheel may unpack to (1 GB, half the sandbox's
+// default memory): a zip bomb is refused before it is read.
+const maxUnpacked = 1 << 30
+
+// writeMember writes a zip member to the file out, streamed.
+func writeMember(f *zip.File, out string) error {
+	rc, err := f.Open()
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	w, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(w, rc)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // readMember reads a zip member.

@@ -65,12 +65,23 @@ func (r *Router) record(e *Execution, rec *CallRecord, err error) {
 	default:
 		rec.Outcome, rec.Error = "error", err.Error()
 	}
+	rec.Tool, rec.Error = recordedText(rec.Tool), recordedText(rec.Error)
 	ctx := context.Background()
 	if e != nil {
 		ctx = e.ctx
 		rec.Seq = int(e.calls.Add(1))
 	}
 	r.opts.Recorder.ToolCall(ctx, rec)
+}
+
+// recordedText bounds a string of the guest's choosing (a tool path, an
+// error's message) in a record as arguments are: longer ones are kept as
+// their start, and say how long they were.
+func recordedText(s string) string {
+	if len(s) <= maxRecordedArgs {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxRecordedArgs], "") + fmt.Sprintf("... (%d bytes)", len(s))
 }
 
 // maxRecordedArgs bounds the arguments kept in a call's record; longer
@@ -91,6 +102,11 @@ func recordedArgs(args json.RawMessage, red *sdk.Redactor) json.RawMessage {
 // (rec is nil when calls are not recorded).
 func (r *Router) route(ctx context.Context, p *callParams, rec *CallRecord) (json.RawMessage, error) {
 	ns, tool, err := r.tool(ctx, p.Path)
+	if ns == nil && rec != nil {
+		// Not a namespace: the path's first part is the guest's own
+		// making, not a bridge (nor a label of the metrics).
+		rec.Bridge = ""
+	}
 	if err != nil {
 		return nil, r.refuse(p, rec, err)
 	}

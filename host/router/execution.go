@@ -60,7 +60,7 @@ func (e *Execution) End(outcome, errType, message string) {
 	if rec := e.r.opts.Recorder; rec != nil {
 		rec.EndExecution(e.ctx, &ExecutionRecord{
 			ExecutionID: e.ID, Session: e.Session, Start: e.Start, Duration: time.Since(e.Start),
-			Outcome: outcome, ErrorType: errType, Error: message, ToolCalls: int(e.calls.Load()),
+			Outcome: outcome, ErrorType: recordedText(errType), Error: recordedText(message), ToolCalls: int(e.calls.Load()),
 		})
 	}
 }
