@@ -13,6 +13,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +22,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/pflag"
@@ -128,8 +131,40 @@ func newLogger(w io.Writer, verbose bool) hclog.Logger {
 	if l, _ := envLogLevel(); l != hclog.NoLevel {
 		level = l
 	}
-	return hclog.New(&hclog.LoggerOptions{Name: "parselbox", Level: level, Output: w})
+	return hclog.New(&hclog.LoggerOptions{Name: "parselbox", Level: level, Output: inert{w}})
 }
+
+// inert writes what it is given with its control characters shown as
+// escapes (\x1b, \u009b), newlines and tabs apart: hclog writes the lines of
+// a value that holds a newline as they are, and a value may be the
+// guest's (a tool's path, a package name), whose escape sequences must not
+// reach the terminal of whoever reads the log (to set its title, write
+// its clipboard, or hide lines).
+type inert struct{ w io.Writer }
+
+func (t inert) Write(p []byte) (int, error) {
+	if utf8.Valid(p) && !bytes.ContainsFunc(p, isControl) {
+		return t.w.Write(p)
+	}
+	var b strings.Builder
+	for _, r := range string(p) { // (a byte that is not UTF-8 becomes U+FFFD)
+		switch {
+		case !isControl(r):
+			b.WriteRune(r)
+		case r < utf8.RuneSelf:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	if _, err := io.WriteString(t.w, b.String()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// isControl says r is a control character other than a newline or a tab.
+func isControl(r rune) bool { return r != '\n' && r != '\t' && unicode.IsControl(r) }
 
 // notifier writes what a person waiting should hear (host.Config.Notify)
 // to stderr, one line each: stdout is for results and MCP.

@@ -369,3 +369,23 @@ func TestExecMCPServerDown(t *testing.T) {
 		t.Errorf("exit %d, error %+v; want 1, AttributeError %q\n%s", code, res.Error, want, stderr)
 	}
 }
+
+// hclog escapes the control characters of a value, not those of a message
+// or a key, which may hold the guest's text too (a bridge's log message
+// about a command, relayed by go-plugin): their escape sequences (here one
+// that sets the terminal's title, and an 8-bit CSI) reach the log's reader
+// shown, not obeyed.
+func TestLogShowsControlCharacters(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	newLogger(&out, false).Warn("running nope\n\x1b]0;pwned\x07\u009b2J\tx", "k\x1b[8m", "v")
+	got := out.String()
+	if strings.ContainsFunc(got, isControl) {
+		t.Errorf("a control character reached the log: %q", got)
+	}
+	for _, want := range []string{"running nope\n", `\x1b]0;pwned\x07\u009b2J` + "\tx", `k\x1b[8m=v`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the log does not show %q:\n%s", want, got)
+		}
+	}
+}
