@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"regexp"
 	"slices"
@@ -450,6 +451,18 @@ func HeaderSecrets(name, value string) []string {
 		}
 	}
 	return distinct(out)
+}
+
+// SameOrigin reports whether a and b have the same scheme, host and port
+// (the scheme's default port where none is written): a bridge sends its
+// credentials only to its configured origin, where a redirect or a URL the
+// guest gives may lead elsewhere.
+func SameOrigin(a, b *url.URL) bool { return origin(a) == origin(b) }
+
+func origin(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	port := cmp.Or(u.Port(), map[string]string{"http": "80", "https": "443"}[scheme])
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // URLSecrets returns the secrets of a URL: the password of its userinfo

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -333,4 +334,27 @@ func ExampleRedactor() {
 	// Output:
 	// {"X-Api-Key":"[REDACTED]"}
 	// permission key [REDACTED] has no access to alerts
+}
+
+func TestSameOrigin(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"https://api.example.com/v1", "https://API.example.com:443/other?x=1", true},
+		{"http://h/a", "http://h:80/b", true},
+		{"https://h/", "http://h/", false},
+		{"https://h/", "https://h:8443/", false},
+		{"https://h/", "https://h.evil/", false},
+		{"https://user:pw@h/", "https://h/", true},
+		{"http://[::1]:8080/", "http://[::1]:8080/mcp", true},
+		{"http://[::1]/", "http://[::1]:8080/", false},
+	} {
+		a, _ := url.Parse(tc.a)
+		b, _ := url.Parse(tc.b)
+		if got := sdk.SameOrigin(a, b); got != tc.want {
+			t.Errorf("SameOrigin(%s, %s) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
 }

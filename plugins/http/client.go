@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -63,7 +62,7 @@ func newClient(base *url.URL, cfg *config) *client {
 		// credentials must not go anywhere else. Another origin's redirect
 		// is returned as the result (status 3xx, headers.location).
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if !sameOrigin(req.URL, c.base) {
+			if !sdk.SameOrigin(req.URL, c.base) {
 				return http.ErrUseLastResponse
 			}
 			if len(via) >= 10 {
@@ -91,16 +90,6 @@ func secretsOf(base *url.URL, headers http.Header, token string) []string {
 	return slices.DeleteFunc(s, func(v string) bool { return len(v) < minSecret })
 }
 
-// sameOrigin reports whether u has base's scheme, host and port.
-func sameOrigin(u, base *url.URL) bool {
-	return strings.EqualFold(u.Scheme, base.Scheme) && hostPort(u) == hostPort(base)
-}
-
-func hostPort(u *url.URL) string {
-	port := cmp.Or(u.Port(), map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)])
-	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
-}
-
 // resolve turns the path given to a call into a URL under the base URL. A
 // relative path ("pet/1", "/pet/1") is appended to the base URL's path; an
 // absolute URL is accepted only on the base URL's origin.
@@ -111,7 +100,7 @@ func (c *client) resolve(p string) (*url.URL, error) {
 		return nil, sdk.Errorf(sdk.CodeInvalidArgument, "path %q is not a valid URL path: %v", p, errors.Unwrap(err))
 	}
 	if u.Scheme != "" || u.Host != "" || strings.HasPrefix(p, "//") {
-		if !sameOrigin(u, c.base) || u.Opaque != "" {
+		if !sdk.SameOrigin(u, c.base) || u.Opaque != "" {
 			return nil, sdk.Errorf(sdk.CodePermission, "%q is not on this API's origin %s: the bridge sends requests (and its credentials) only there; give a path such as %q",
 				display(u), c.origin(), "/items/1")
 		}

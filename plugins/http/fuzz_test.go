@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/parselbox/parselbox/sdk"
 )
 
 // The request never leaves base_url's origin, whatever a call gives as its
@@ -113,7 +115,7 @@ func checkOrigin(t *testing.T, c *client, raw, input string) {
 	if err != nil {
 		return // not sent at all
 	}
-	if !sameOrigin(r.URL, c.base) {
+	if !sdk.SameOrigin(r.URL, c.base) {
 		t.Errorf("%q is sent to %s://%s, not to %s", input, r.URL.Scheme, r.URL.Host, c.origin())
 	}
 }

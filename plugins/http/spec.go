@@ -122,7 +122,7 @@ func fetch(ctx context.Context, hc *http.Client, u *url.URL, creds *client) ([]b
 		return nil, err
 	}
 	r.Header.Set("Accept", "application/json, application/yaml, */*")
-	if creds != nil && sameOrigin(u, creds.base) {
+	if creds != nil && sdk.SameOrigin(u, creds.base) {
 		creds.authorize(r)
 		// A redirect to another origin is followed without them (Go
 		// keeps every header but Authorization and Cookie, and those too
@@ -132,7 +132,7 @@ func fetch(ctx context.Context, hc *http.Client, u *url.URL, creds *client) ([]b
 			if len(via) >= 10 {
 				return errors.New("stopped after 10 redirects")
 			}
-			if !sameOrigin(next.URL, creds.base) {
+			if !sdk.SameOrigin(next.URL, creds.base) {
 				creds.unauthorize(next)
 			}
 			return nil

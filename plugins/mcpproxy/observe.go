@@ -2,21 +2,20 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"mime"
-	"net"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parselbox/parselbox/sdk"
 )
 
 // An observer sees the messages a server sends in wire order, before the
@@ -219,14 +218,14 @@ func (c observedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // the configured headers and lets the observer read the responses.
 type tapTransport struct {
 	base    http.RoundTripper
-	headers map[string]string // for requests to origin only
-	origin  string            // the server URL's (see origin)
+	headers map[string]string // for requests to server's origin only
+	server  *url.URL          // the server's URL
 	obs     *observer
 }
 
 func (t *tapTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// A redirect (or an SSE endpoint) elsewhere gets no credentials.
-	if len(t.headers) > 0 && origin(req.URL) == t.origin {
+	if len(t.headers) > 0 && t.server != nil && sdk.SameOrigin(req.URL, t.server) {
 		req = req.Clone(req.Context())
 		for k, v := range t.headers {
 			if req.Header.Get(k) == "" { // the client's own headers (session, protocol) win
@@ -333,12 +332,4 @@ func (j *jsonTap) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
-}
-
-// origin is a URL's scheme://host:port, in lower case and with the
-// scheme's default port.
-func origin(u *url.URL) string {
-	scheme := strings.ToLower(u.Scheme)
-	port := cmp.Or(u.Port(), map[string]string{"http": "80", "https": "443"}[scheme])
-	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }

@@ -135,7 +135,7 @@ func dial(ctx context.Context, cfg *serverConfig, p *proxy) (*session, error) {
 func (s *session) httpClient() *http.Client {
 	tap := &tapTransport{base: http.DefaultTransport, headers: s.cfg.Headers, obs: s.obs}
 	if u, err := url.Parse(s.cfg.URL); err == nil { // parseConfig checked it
-		tap.origin = origin(u)
+		tap.server = u
 	}
 	return &http.Client{Transport: tap}
 }
